@@ -1,0 +1,3 @@
+module weir.dev/controlplane
+
+go 1.26

@@ -1,0 +1,3 @@
+module weir.dev/db
+
+go 1.26

@@ -1,0 +1,3 @@
+module weir.dev/edge
+
+go 1.26

@@ -1,0 +1,3 @@
+module weir.dev/migrations
+
+go 1.26

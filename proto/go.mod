@@ -1,0 +1,5 @@
+module weir.dev/proto
+
+go 1.26.0
+
+require google.golang.org/protobuf v1.36.12

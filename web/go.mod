@@ -1,0 +1,3 @@
+module weir.dev/web
+
+go 1.26
