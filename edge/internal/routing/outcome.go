@@ -1,0 +1,132 @@
+package routing
+
+import "time"
+
+// FailureKind is what one upstream answer (or its absence) means, per the
+// rows of ROUTING.md §5.
+type FailureKind uint8
+
+const (
+	// KindAnswered is a 2xx (R-FAIL-1).
+	KindAnswered FailureKind = iota + 1
+	// KindRateLimited is a 429 or busy answer (R-FAIL-2), also Bedrock's
+	// ThrottlingException, ModelNotReadyException and
+	// ServiceQuotaExceededException (the last with Verdict.AccountWide).
+	KindRateLimited
+	// KindQuotaSpent is quota or money spent, read from the body whatever the
+	// status (R-FAIL-3).
+	KindQuotaSpent
+	// KindServerError is a 5xx other than 502/504 (R-FAIL-4).
+	KindServerError
+	// KindTransport is an answer never reached whole, or a destination the
+	// edge may not send to (R-FAIL-5).
+	KindTransport
+	// KindKeyRefused is 401, or 403/404 not about quota (R-FAIL-6).
+	KindKeyRefused
+	// KindUnknownOutcome is 502 or 504: the model may have run (R-FAIL-7).
+	KindUnknownOutcome
+	// KindClientError is any other 4xx: the request's own answer (R-FAIL-8).
+	KindClientError
+	// KindTimeout is no response headers within the attempt deadline
+	// (R-FAIL-9).
+	KindTimeout
+	// KindCancelled is a call cancelled before the attempt went out
+	// (R-FAIL-10).
+	KindCancelled
+	// KindMidStream is a failure after output reached the caller (R-FAIL-11).
+	KindMidStream
+	// KindKeyUnavailable is a member the edge cannot sign for (R-END-3):
+	// passed over, not an attempt.
+	KindKeyUnavailable
+	// KindKeyPassing is a passing key problem (R-END-3): passed over for this
+	// call only.
+	KindKeyPassing
+	// KindCallEnded is a call cut while a member's key was read (R-END-4).
+	KindCallEnded
+)
+
+var kindNames = [...]string{
+	KindAnswered:       "answered",
+	KindRateLimited:    "rate_limited",
+	KindQuotaSpent:     "quota_spent",
+	KindServerError:    "server_error",
+	KindTransport:      "transport",
+	KindKeyRefused:     "key_refused",
+	KindUnknownOutcome: "unknown_outcome",
+	KindClientError:    "client_error",
+	KindTimeout:        "timeout",
+	KindCancelled:      "cancelled",
+	KindMidStream:      "mid_stream",
+	KindKeyUnavailable: "key_unavailable",
+	KindKeyPassing:     "key_passing",
+	KindCallEnded:      "call_ended",
+}
+
+func (k FailureKind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "unclassified"
+}
+
+// Verdict is the classification of one upstream answer.
+type Verdict struct {
+	Kind   FailureKind
+	Status int
+	// Until is the absolute time the answer names for the member's return:
+	// retry-after-ms, retry-after (seconds or HTTP date), or the reset of the
+	// limit its rate-limit headers say is spent. Zero when none is named.
+	Until time.Time
+	// AccountWide asks the call to skip every other member of the same
+	// account (R-ORDER-4): quota refusals and Bedrock's
+	// ServiceQuotaExceededException.
+	AccountWide bool
+	// Reason is a short machine-readable reason ("insufficient_quota",
+	// "ThrottlingException", "http_429", …) for attempts and views.
+	Reason string
+}
+
+// MaxErrorPeek bounds how much of an error body the classifier reads.
+const MaxErrorPeek = 16 << 10
+
+// Dim is one rate-limit dimension (R-HEAD-1).
+type Dim uint8
+
+const (
+	DimRequests Dim = iota
+	DimInputTokens
+	DimOutputTokens
+	DimTokens
+	NumDims
+)
+
+var dimNames = [NumDims]string{"requests", "input-tokens", "output-tokens", "tokens"}
+
+func (d Dim) String() string {
+	if d < NumDims {
+		return dimNames[d]
+	}
+	return "unknown"
+}
+
+// LimitReading is what one answer's headers say of one dimension.
+type LimitReading struct {
+	Limit, Remaining int64
+	Reset            time.Time
+	HasLimit         bool
+	HasRemaining     bool
+	HasReset         bool
+}
+
+// RateLimits is what one answer's headers say of every dimension.
+type RateLimits [NumDims]LimitReading
+
+// Any reports whether any dimension was read.
+func (r *RateLimits) Any() bool {
+	for _, d := range r {
+		if d.HasLimit || d.HasRemaining || d.HasReset {
+			return true
+		}
+	}
+	return false
+}
