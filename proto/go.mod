@@ -2,4 +2,7 @@ module weir.dev/proto
 
 go 1.26.0
 
-require google.golang.org/protobuf v1.36.12
+require (
+	connectrpc.com/connect v1.21.1
+	google.golang.org/protobuf v1.36.12
+)

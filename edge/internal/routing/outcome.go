@@ -130,3 +130,11 @@ func (r *RateLimits) Any() bool {
 	}
 	return false
 }
+
+// NextKeepAlive is when a streaming call still without upstream headers sends
+// its next ": weir waiting" comment (R-FAIL-12): KeepAliveInterval after the
+// call began, then every KeepAliveInterval. sent is how many were sent.
+// Comments are not output: failover goes on after them.
+func NextKeepAlive(start time.Time, sent int) time.Time {
+	return start.Add(time.Duration(sent+1) * KeepAliveInterval)
+}
