@@ -1136,8 +1136,12 @@ type ProviderRecord struct {
 	// account groups endpoints that share capacity (R-ORDER-4).
 	Account string `protobuf:"bytes,23,opt,name=account,proto3" json:"account,omitempty"`
 	// api_version is sent as the api-version query parameter (Azure OpenAI).
-	ApiVersion    string    `protobuf:"bytes,24,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	Members       []*Member `protobuf:"bytes,25,rep,name=members,proto3" json:"members,omitempty"`
+	ApiVersion string    `protobuf:"bytes,24,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	Members    []*Member `protobuf:"bytes,25,rep,name=members,proto3" json:"members,omitempty"`
+	// model_map maps the caller's model name to the name sent upstream for a
+	// plain record (an Azure deployment name, a Bedrock model id); members of a
+	// pool have their own.
+	ModelMap      map[string]string `protobuf:"bytes,26,rep,name=model_map,json=modelMap,proto3" json:"model_map,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1343,6 +1347,13 @@ func (x *ProviderRecord) GetApiVersion() string {
 func (x *ProviderRecord) GetMembers() []*Member {
 	if x != nil {
 		return x.Members
+	}
+	return nil
+}
+
+func (x *ProviderRecord) GetModelMap() map[string]string {
+	if x != nil {
+		return x.ModelMap
 	}
 	return nil
 }
@@ -1771,7 +1782,8 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\x10attempt_deadline\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x0fattemptDeadline\x12>\n" +
 	"\rcooldown_base\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\fcooldownBase\x12<\n" +
 	"\fcooldown_max\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\vcooldownMax\x124\n" +
-	"\bmax_wait\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\"\xfa\b\n" +
+	"\bmax_wait\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\"\x82\n" +
+	"\n" +
 	"\x0eProviderRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -1802,11 +1814,15 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\aaccount\x18\x17 \x01(\tR\aaccount\x12\x1f\n" +
 	"\vapi_version\x18\x18 \x01(\tR\n" +
 	"apiVersion\x120\n" +
-	"\amembers\x18\x19 \x03(\v2\x16.weir.config.v1.MemberR\amembers\x1a7\n" +
+	"\amembers\x18\x19 \x03(\v2\x16.weir.config.v1.MemberR\amembers\x12I\n" +
+	"\tmodel_map\x18\x1a \x03(\v2,.weir.config.v1.ProviderRecord.ModelMapEntryR\bmodelMap\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aC\n" +
 	"\x15RateLimitHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
+	"\rModelMapEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x06\n" +
 	"\x06Member\x12\x0e\n" +
@@ -1895,7 +1911,7 @@ func file_weir_config_v1_config_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_config_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_weir_config_v1_config_proto_goTypes = []any{
 	(WireFormat)(0),               // 0: weir.config.v1.WireFormat
 	(ModelKind)(0),                // 1: weir.config.v1.ModelKind
@@ -1919,10 +1935,11 @@ var file_weir_config_v1_config_proto_goTypes = []any{
 	nil,                           // 19: weir.config.v1.DataRules.RequiredTagsEntry
 	nil,                           // 20: weir.config.v1.ProviderRecord.TagsEntry
 	nil,                           // 21: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
-	nil,                           // 22: weir.config.v1.Member.TagsEntry
-	nil,                           // 23: weir.config.v1.Member.ModelMapEntry
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
+	nil,                           // 22: weir.config.v1.ProviderRecord.ModelMapEntry
+	nil,                           // 23: weir.config.v1.Member.TagsEntry
+	nil,                           // 24: weir.config.v1.Member.ModelMapEntry
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
 }
 var file_weir_config_v1_config_proto_depIdxs = []int32{
 	7,  // 0: weir.config.v1.TenantSnapshot.tenant:type_name -> weir.config.v1.Tenant
@@ -1931,19 +1948,19 @@ var file_weir_config_v1_config_proto_depIdxs = []int32{
 	15, // 3: weir.config.v1.TenantSnapshot.records:type_name -> weir.config.v1.ProviderRecord
 	17, // 4: weir.config.v1.TenantSnapshot.budgets:type_name -> weir.config.v1.Budget
 	18, // 5: weir.config.v1.TenantSnapshot.secrets:type_name -> weir.config.v1.Secret
-	24, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	25, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
 	6,  // 7: weir.config.v1.ClusterSnapshot.managed_records:type_name -> weir.config.v1.ManagedRecord
 	18, // 8: weir.config.v1.ClusterSnapshot.secrets:type_name -> weir.config.v1.Secret
-	24, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	25, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
 	15, // 10: weir.config.v1.ManagedRecord.record:type_name -> weir.config.v1.ProviderRecord
 	19, // 11: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
 	1,  // 12: weir.config.v1.Model.kind:type_name -> weir.config.v1.ModelKind
 	2,  // 13: weir.config.v1.Auth.kind:type_name -> weir.config.v1.AuthKind
-	25, // 14: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
-	25, // 15: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
-	25, // 16: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
-	25, // 17: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
-	25, // 18: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
+	26, // 14: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
+	26, // 15: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
+	26, // 16: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
+	26, // 17: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
+	26, // 18: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
 	0,  // 19: weir.config.v1.ProviderRecord.wire_format:type_name -> weir.config.v1.WireFormat
 	11, // 20: weir.config.v1.ProviderRecord.auth:type_name -> weir.config.v1.Auth
 	10, // 21: weir.config.v1.ProviderRecord.models:type_name -> weir.config.v1.Model
@@ -1952,20 +1969,21 @@ var file_weir_config_v1_config_proto_depIdxs = []int32{
 	20, // 24: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
 	21, // 25: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
 	14, // 26: weir.config.v1.ProviderRecord.recovery:type_name -> weir.config.v1.Recovery
-	24, // 27: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
+	25, // 27: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
 	16, // 28: weir.config.v1.ProviderRecord.members:type_name -> weir.config.v1.Member
-	11, // 29: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
-	22, // 30: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
-	13, // 31: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
-	12, // 32: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
-	23, // 33: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
-	3,  // 34: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
-	24, // 35: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	22, // 29: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
+	11, // 30: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
+	23, // 31: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
+	13, // 32: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
+	12, // 33: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
+	24, // 34: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
+	3,  // 35: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
+	25, // 36: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_weir_config_v1_config_proto_init() }
@@ -1981,7 +1999,7 @@ func file_weir_config_v1_config_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_config_v1_config_proto_rawDesc), len(file_weir_config_v1_config_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
