@@ -95,6 +95,7 @@ type Call struct {
 	waited          bool
 	waitMember      *Member
 	ended           bool
+	stopped         bool
 	answered        *Member
 	lastKeyRefusal  int
 	lastSpent429    int
@@ -184,7 +185,7 @@ func (c *Call) Sent() int { return c.sent }
 // passed over).
 func (c *Call) Next(now time.Time) (Step, bool) {
 	for {
-		if c.ended || c.answered != nil || c.sent >= c.maxAttempts || !now.Before(c.Deadline) {
+		if c.ended || c.stopped || c.answered != nil || c.sent >= c.maxAttempts || !now.Before(c.Deadline) {
 			return Step{}, false
 		}
 		p := &c.plans[c.ri]
@@ -374,6 +375,7 @@ func (c *Call) Report(v Verdict, rl *RateLimits, now time.Time) Action {
 		return ActStop
 	case KindCancelled, KindMidStream:
 		a.Outcome = OutcomeFailed
+		c.stopped = true
 		c.pending = -1
 		return ActStop
 	}

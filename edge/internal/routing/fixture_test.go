@@ -14,14 +14,14 @@ func newRand(seed uint64) Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779
 
 type mopt func(*Member)
 
-func weight(w uint32) mopt        { return func(m *Member) { m.Weight = w } }
-func order(o uint32) mopt         { return func(m *Member) { m.Order = o } }
-func region(r string) mopt        { return func(m *Member) { m.Region = r } }
-func account(a string) mopt       { return func(m *Member) { m.Account = a } }
-func retains() mopt               { return func(m *Member) { m.RetainsData = true } }
-func off() mopt                   { return func(m *Member) { m.Off = true } }
-func tag(k, v string) mopt        { return func(m *Member) { m.Tags[k] = v } }
-func limits(l Limits) mopt        { return func(m *Member) { m.Limits = l } }
+func weight(w uint32) mopt  { return func(m *Member) { m.Weight = w } }
+func order(o uint32) mopt   { return func(m *Member) { m.Order = o } }
+func region(r string) mopt  { return func(m *Member) { m.Region = r } }
+func account(a string) mopt { return func(m *Member) { m.Account = a } }
+func retains() mopt         { return func(m *Member) { m.RetainsData = true } }
+func off() mopt             { return func(m *Member) { m.Off = true } }
+func tag(k, v string) mopt  { return func(m *Member) { m.Tags[k] = v } }
+func limits(l Limits) mopt  { return func(m *Member) { m.Limits = l } }
 func serves(models ...string) mopt {
 	return func(m *Member) {
 		m.Models = map[string]bool{}
@@ -112,8 +112,10 @@ type answer struct {
 	rl *RateLimits
 }
 
-func ok200() answer                { return answer{v: Verdict{Kind: KindAnswered, Status: 200}} }
-func rate429() answer              { return answer{v: Verdict{Kind: KindRateLimited, Status: 429, Reason: "http_429"}} }
+func ok200() answer { return answer{v: Verdict{Kind: KindAnswered, Status: 200}} }
+func rate429() answer {
+	return answer{v: Verdict{Kind: KindRateLimited, Status: 429, Reason: "http_429"}}
+}
 func rate429Until(u time.Time) answer {
 	return answer{v: Verdict{Kind: KindRateLimited, Status: 429, Until: u}}
 }

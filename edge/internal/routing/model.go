@@ -112,7 +112,9 @@ func (t *Table) Candidates(req *Request) ([]*Record, string, *Error) {
 		{func(r *Record) bool { return endpointFits(req.Endpoint, r, model) }, func() *Error {
 			return newError(400, CodeWrongEndpoint, "model "+quote(model)+" cannot be called through "+req.Endpoint.String())
 		}},
-		{func(*Record) bool { return req.Key == nil || len(req.Key.AllowedModels) == 0 || req.Key.AllowedModels[model] }, func() *Error {
+		{func(*Record) bool {
+			return req.Key == nil || len(req.Key.AllowedModels) == 0 || req.Key.AllowedModels[model]
+		}, func() *Error {
 			return newError(403, CodeModelNotAllowed, "this API key may not call model "+quote(model))
 		}},
 		{func(r *Record) bool { return keyAllowsRecord(req.Key, r) }, func() *Error {
