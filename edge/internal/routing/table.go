@@ -103,3 +103,15 @@ func (t *Table) Models(k *Key) []string {
 	sort.Strings(out)
 	return out
 }
+
+// KeyHashes lists the SHA-256 of every key of the table that is not revoked,
+// for an edge-wide key index.
+func (t *Table) KeyHashes() [][32]byte {
+	out := make([][32]byte, 0, len(t.keys))
+	for h, k := range t.keys {
+		if !k.Revoked {
+			out = append(out, h)
+		}
+	}
+	return out
+}

@@ -1,0 +1,545 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"weir.dev/edge/internal/routing"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+)
+
+// heldAnswer is an upstream error answer kept in case it becomes the call's
+// answer as is (R-END-2's spent 429, R-END-5's key refusal).
+type heldAnswer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// attemptInfo is what the gateway measured of one attempt.
+type attemptInfo struct {
+	start    time.Time
+	latency  time.Duration
+	cost     routing.Nanos
+	estimate bool
+}
+
+// callRun is one call in flight.
+type callRun struct {
+	g      *Gateway
+	ep     routing.Endpoint
+	id     string
+	start  time.Time
+	out    *out
+	table  *routing.Table
+	key    *routing.Key
+	in     *Inbound
+	call   *routing.Call
+	info   map[int]*attemptInfo
+	held   map[int]*heldAnswer
+	job    string
+	usage  routing.Usage
+	cost   routing.Nanos
+	res    routing.Nanos
+	status int
+	code   string
+	flag   bool
+	// upstreamTime sums time spent waiting on providers, for the overhead
+	// metric.
+	upstreamTime time.Duration
+	outcome      telemetryv1.CallOutcome
+	miss         *telemetryv1.CacheReport
+}
+
+// serveCall runs one call from its caller's request to its one answer
+// (R-SEE-1) and hands its record to the sink (R-SEE-2).
+func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.Endpoint) {
+	c := &callRun{g: g, ep: ep, id: newCallID(), start: g.cfg.Now(), out: newOut(rw),
+		info: map[int]*attemptInfo{}, held: map[int]*heldAnswer{}}
+	rw.Header().Set(hCallID, c.id)
+	defer c.finish(r.Context())
+
+	c.table, c.key = g.cfg.Registry.Lookup(apiKey(r.Header))
+	if c.table == nil {
+		c.fail(invalidKey())
+		return
+	}
+	in, e := readInbound(r, ep, g.cfg.MaxBodyBytes)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	c.in = in
+	regions, e := routing.ParseRegions(strings.Join(r.Header.Values("X-Weir-Regions"), ","))
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	bodyJob := in.PromptCacheKey
+	if ep == routing.EndpointMessages {
+		bodyJob = in.UserID
+	}
+	req := routing.Request{Endpoint: ep, Model: in.Model, Key: c.key, Regions: regions,
+		JobID: routing.JobID(r.Header.Get("X-Weir-Job"), r.Header.Get("X-Weir-Conversation"), bodyJob),
+		InputTokens: estimateInputTokens(in.Body), MaxOutput: in.MaxOutput}
+	var lastCached int64
+	if req.JobID != "" {
+		c.job = routing.JobHash(c.table.TenantID, req.JobID)
+		req.LastMemberID, lastCached, _ = g.cfg.Affinity.Get(c.table.TenantID, c.job)
+	}
+	call, e := c.table.Begin(req, g.cfg.States, callRand{}, g.cfg.Now())
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	c.call = call
+	// R-COST-1: reserve before choosing a member.
+	c.res = routing.Reservation(call.Members(), call.Model(), req.InputTokens, req.MaxOutput)
+	settle, e := g.cfg.Budgets.Reserve(c.table, c.key, c.res)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	defer func() { settle(c.cost) }()
+
+	ctx, cancel := context.WithDeadline(r.Context(), call.Deadline)
+	defer cancel()
+	if in.Stream {
+		c.out.keepAlive(c.start, g.cfg.Now)
+		defer c.out.stopKeepAlive()
+	}
+	c.out.meta = c.metaHeaders
+	c.out.metaComment = func() []byte {
+		p, m := c.names()
+		return metaCommentLine(p, m, call.Sent())
+	}
+	if c.attempts(ctx) {
+		if served := call.Served(); served != nil && c.job != "" {
+			if served.ID != req.LastMemberID {
+				c.cacheMiss(req.LastMemberID, served, lastCached)
+			}
+			g.cfg.Affinity.Put(c.table.TenantID, c.job, served.ID, c.usage.CacheReadTokens+c.usage.CacheWriteTokens)
+		}
+		return
+	}
+	c.out.stopKeepAlive()
+	if r.Context().Err() != nil {
+		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED
+		c.status = 499
+		return
+	}
+	f := call.Final(g.cfg.Now())
+	if f.PassThrough >= 0 {
+		if h := c.held[f.PassThrough]; h != nil {
+			if f.ShouldRetry != nil {
+				h.header.Set(hShouldRetry, strconv.FormatBool(*f.ShouldRetry))
+			}
+			c.passThrough(h, false)
+			return
+		}
+	}
+	if f.Err == nil {
+		f.Err = &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable, Message: "no deployment answered"}
+	}
+	c.fail(f.Err)
+}
+
+// attempts runs the attempt loop. It returns true when an answer was
+// delivered to the caller (success, the request's own 4xx, or an unknown
+// outcome), false when the call's final answer is still to be written.
+func (c *callRun) attempts(ctx context.Context) bool {
+	g, call := c.g, c.call
+	for {
+		now := g.cfg.Now()
+		step, ok := call.Next(now)
+		if !ok {
+			return false
+		}
+		idx := len(call.Attempts) - 1
+		m := step.Member
+		if step.Wait > 0 {
+			t := time.NewTimer(step.Wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+			case <-t.C:
+			}
+		}
+		if ctx.Err() != nil {
+			// R-FAIL-10: cancelled (or out of time) before the attempt went out.
+			call.Report(routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, nil, g.cfg.Now())
+			return false
+		}
+		ad := g.cfg.Adapters[m.Record.Wire]
+		if ad == nil {
+			call.Report(routing.TransportVerdict("no adapter for wire format "+m.Record.Wire.String()), nil, g.cfg.Now())
+			continue
+		}
+		actx, acancel := context.WithCancel(ctx)
+		ureq, err := ad.Build(actx, c.in, m, m.UpstreamModel(call.Model()))
+		if err != nil {
+			acancel()
+			c.fail(&routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body cannot be sent to the provider"})
+			return true
+		}
+		if err := g.cfg.Signer.Sign(actx, ureq, c.in.Body, m, c.table.TenantID); err != nil {
+			acancel()
+			kind := g.cfg.SignErrorKind(err)
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				kind = routing.KindCallEnded // R-END-4
+			}
+			c.event(m, "key_unavailable")
+			if call.Report(routing.Verdict{Kind: kind, Reason: kind.String()}, nil, g.cfg.Now()) == routing.ActStop {
+				return false
+			}
+			continue
+		}
+		call.Dispatch(g.cfg.Now())
+		ai := &attemptInfo{start: g.cfg.Now()}
+		c.info[idx] = ai
+		resp, timedOut, err := c.roundTrip(actx, acancel, ureq, m.Record.Recovery.AttemptDeadline)
+		ai.latency = g.cfg.Now().Sub(ai.start)
+		c.upstreamTime += ai.latency
+		g.cfg.Metrics.UpstreamDur.WithLabelValues(m.Record.Name, m.Name).Observe(ai.latency.Seconds())
+		var v routing.Verdict
+		var rl routing.RateLimits
+		switch {
+		case err != nil && ctx.Err() != nil && !timedOut:
+			// The caller went away (or the call deadline passed) while the
+			// attempt was out.
+			v = routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				v = routing.TimeoutVerdict()
+			}
+		case err != nil && timedOut:
+			v = routing.TimeoutVerdict() // R-FAIL-9
+		case err != nil:
+			v = routing.TransportVerdict(transportReason(err)) // R-FAIL-5
+		default:
+			now := g.cfg.Now()
+			rl = routing.ParseRateLimits(resp.Header, m.Record.RateLimitHeaders, now)
+			if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+				v = routing.Verdict{Kind: routing.KindAnswered, Status: resp.StatusCode}
+			} else {
+				peek, _ := io.ReadAll(io.LimitReader(resp.Body, routing.MaxErrorPeek))
+				_ = resp.Body.Close()
+				v = routing.ClassifyWith(m.Record.Wire, resp.StatusCode, resp.Header, peek, m.Record.RateLimitHeaders, now)
+				c.held[idx] = &heldAnswer{status: resp.StatusCode, header: resp.Header.Clone(), body: peek}
+			}
+		}
+		if v.Kind == routing.KindTimeout || v.Kind == routing.KindUnknownOutcome {
+			ai.cost, ai.estimate = routing.AttemptCost(m, call.Model(), v.Kind, estimateInputTokens(c.in.Body))
+		}
+		c.event(m, v.Kind.String())
+		act := call.Report(v, &rl, g.cfg.Now())
+		switch act {
+		case routing.ActDeliver:
+			defer acancel()
+			return c.deliver(m, v, resp, idx)
+		case routing.ActStop:
+			acancel()
+			c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED
+			return false
+		}
+		acancel()
+		if resp != nil && v.Kind == routing.KindAnswered {
+			_ = resp.Body.Close()
+		}
+	}
+}
+
+// roundTrip sends one attempt, cancelling it when no response headers came
+// within the attempt deadline (R-FAIL-9; 0 disables it).
+func (c *callRun) roundTrip(ctx context.Context, cancel context.CancelFunc, req *http.Request, deadline time.Duration) (*http.Response, bool, error) {
+	var timer *time.Timer
+	timedOut := make(chan struct{})
+	if deadline > 0 {
+		timer = time.AfterFunc(deadline, func() { close(timedOut); cancel() })
+	}
+	resp, err := c.g.cfg.Transport.RoundTrip(req)
+	if timer != nil && !timer.Stop() {
+		<-timedOut
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		return nil, true, context.DeadlineExceeded
+	}
+	return resp, false, err
+}
+
+// deliver gives an answer to the caller: a success is relayed through the
+// adapter; the request's own 4xx (R-FAIL-8) and an unknown outcome (R-FAIL-7)
+// go as they are.
+func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Response, idx int) bool {
+	c.out.stopKeepAlive()
+	if v.Kind != routing.KindAnswered {
+		h := c.held[idx]
+		if v.Kind == routing.KindUnknownOutcome {
+			h.header.Set(hOutcome, "unknown")
+			c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_UNKNOWN
+			c.flag = true
+			c.cost += c.info[idx].cost
+		}
+		c.passThrough(h, v.Kind == routing.KindUnknownOutcome)
+		return true
+	}
+	defer resp.Body.Close()
+	c.status = resp.StatusCode
+	c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED
+	u, err := c.g.cfg.Adapters[m.Record.Wire].Relay(c.in, resp, c.out)
+	c.usage = u
+	c.cost = routing.Settlement(m, c.call.Model(), u)
+	if err != nil {
+		now := c.g.cfg.Now()
+		started, _, content := c.out.state()
+		if !content {
+			// Nothing reached the caller yet but headers: still end it as a
+			// stream error, never a second answer (R-FAIL-11).
+			_ = started
+		}
+		c.g.cfg.States.Done(m.ID, now, estimateInputTokens(c.in.Body), u)
+		c.call.Report(routing.Verdict{Kind: routing.KindMidStream, Status: resp.StatusCode, Reason: "stream_cut"}, nil, now)
+		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
+			Message: "the provider's answer was cut after output began"}))
+		c.out.Flush()
+		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
+		c.code = "stream_cut"
+		return true
+	}
+	c.call.Finish(c.g.cfg.Now(), u)
+	return true
+}
+
+// passThrough writes an upstream answer as is. For a stream that already
+// started with keep-alive comments the status cannot change: the answer is
+// sent as an error event instead (R-FAIL-12).
+func (c *callRun) passThrough(h *heldAnswer, unknown bool) {
+	c.status = h.status
+	if c.outcome == telemetryv1.CallOutcome_CALL_OUTCOME_UNSPECIFIED {
+		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
+	}
+	if _, via, _ := c.out.state(); via {
+		msg := strings.TrimSpace(string(h.body))
+		if len(msg) > 1024 {
+			msg = msg[:1024]
+		}
+		c.out.Start(h.status, nil)
+		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: h.status, Code: "upstream_" + strconv.Itoa(h.status), Message: msg}))
+		c.out.Flush()
+		return
+	}
+	hdr := http.Header{}
+	for _, k := range []string{"Content-Type", hOutcome, hShouldRetry, hRetryAfter, "Retry-After-Ms", "X-Request-Id", "Request-Id", "X-Amzn-Errortype", "X-Amzn-Requestid"} {
+		if v := h.header.Get(k); v != "" {
+			hdr.Set(k, v)
+		}
+	}
+	c.out.Start(h.status, hdr)
+	_, _ = c.out.Write(h.body)
+}
+
+// fail writes the gateway's own error (or, for a stream already started by
+// keep-alive comments, the error event of R-FAIL-11/12).
+func (c *callRun) fail(e *routing.Error) {
+	c.out.stopKeepAlive()
+	c.status, c.code = e.Status, e.Code
+	if c.outcome == telemetryv1.CallOutcome_CALL_OUTCOME_UNSPECIFIED {
+		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
+		if c.call == nil || c.call.Sent() == 0 {
+			c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_REFUSED
+		}
+	}
+	if _, via, _ := c.out.state(); via {
+		c.out.Start(e.Status, nil)
+		_, _ = c.out.Write(streamErrorEvent(c.ep, e))
+		c.out.Flush()
+		return
+	}
+	c.metaHeaders(c.out.rw.Header())
+	writeError(c.out.rw, c.ep, e, c.weirJSON())
+}
+
+// names returns the record and member to report (R-SEE-1): the member that
+// answered, else the last one tried.
+func (c *callRun) names() (record, member string) {
+	if c.call == nil {
+		return "", ""
+	}
+	m := c.call.Served()
+	if m == nil {
+		m = c.call.LastTried()
+	}
+	if m == nil {
+		return "", ""
+	}
+	return m.Record.Name, m.Name
+}
+
+// metaHeaders sets x-weir-attempts, and x-weir-provider and x-weir-member
+// when a member was tried (R-SEE-1).
+func (c *callRun) metaHeaders(h http.Header) {
+	n := 0
+	if c.call != nil {
+		n = c.call.Sent()
+	}
+	h.Set(hAttempts, strconv.Itoa(n))
+	if p, m := c.names(); p != "" {
+		h.Set(hProvider, p)
+		h.Set(hMember, m)
+	}
+}
+
+func (c *callRun) weirJSON() weirJSON {
+	p, _ := c.names()
+	w := weirJSON{Provider: p, Attempts: []attemptJSON{}}
+	if c.call == nil {
+		return w
+	}
+	for _, a := range c.call.Attempts {
+		if a.Outcome == routing.OutcomePending {
+			continue
+		}
+		w.Attempts = append(w.Attempts, attemptJSON{Member: a.Member.Name, Status: a.Status, Outcome: a.Outcome.String(), Reason: a.Reason})
+	}
+	return w
+}
+
+func (c *callRun) event(m *routing.Member, ev string) {
+	c.g.cfg.Metrics.PoolEvents.WithLabelValues(m.Record.Name, m.Name, ev).Inc()
+}
+
+// cacheMiss notes R-SEE-3's report when a job moved to another member.
+func (c *callRun) cacheMiss(prevID string, served *routing.Member, cached int64) {
+	if prevID == "" {
+		return
+	}
+	c.miss = &telemetryv1.CacheReport{JobHash: c.job, PreviousMember: prevID, Member: served.ID, Miss: "member_changed",
+		PreviousCachedInputTokens: cached, EstimatedMissCostNanos: int64(routing.CacheMissCost(served, c.call.Model(), cached))}
+}
+
+// finish records the call once (R-SEE-2) and observes its metrics.
+func (c *callRun) finish(ctx context.Context) {
+	end := c.g.cfg.Now()
+	dur := end.Sub(c.start)
+	c.g.cfg.Metrics.RequestDuration.WithLabelValues(c.ep.String(), strconv.Itoa(c.status)).Observe(dur.Seconds())
+	if c.call != nil {
+		c.g.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
+	}
+	if c.table == nil {
+		return // an unknown key belongs to no tenant
+	}
+	rec := &telemetryv1.CallRecord{
+		CallId: c.id, TenantId: c.table.TenantID, EdgeId: c.g.cfg.EdgeID, Endpoint: c.ep.String(),
+		Status: uint32(max(c.status, 0)), Outcome: c.outcome, ErrorCode: c.code,
+		ReservedNanos: int64(c.res), CostNanos: int64(c.cost), CostFlagged: c.flag,
+		StartedAt: timestamppb.New(c.start), Duration: durationpb.New(dur), JobHash: c.job, Cache: c.miss,
+		Usage: &telemetryv1.Usage{InputTokens: c.usage.InputTokens, OutputTokens: c.usage.OutputTokens,
+			CacheReadTokens: c.usage.CacheReadTokens, CacheWriteTokens: c.usage.CacheWriteTokens},
+	}
+	if c.key != nil {
+		rec.KeyId = c.key.ID
+	}
+	if c.in != nil {
+		rec.Model, rec.Stream = c.in.Model, c.in.Stream
+	}
+	if c.call != nil {
+		if m := c.call.Served(); m != nil {
+			rec.RecordName, rec.MemberName, rec.RecordId = m.Record.Name, m.Name, m.Record.ID
+		} else if m := c.call.LastTried(); m != nil {
+			rec.RecordName, rec.MemberName, rec.RecordId = m.Record.Name, m.Name, m.Record.ID
+		}
+		for i, a := range c.call.Attempts {
+			if a.Outcome == routing.OutcomePending {
+				continue
+			}
+			at := &telemetryv1.Attempt{Index: uint32(i), RecordName: a.Member.Record.Name, MemberName: a.Member.Name,
+				Status: uint32(max(a.Status, 0)), Outcome: attemptOutcome(a.Outcome), Kind: failureKind(a.Kind), Reason: a.Reason}
+			if ai := c.info[i]; ai != nil {
+				at.StartedAt, at.Latency = timestamppb.New(ai.start), durationpb.New(ai.latency)
+				at.CostNanos, at.CostEstimated = int64(ai.cost), ai.estimate
+			}
+			if a.Outcome == routing.OutcomeAnswered {
+				at.CostNanos = int64(c.cost)
+			}
+			rec.Attempts = append(rec.Attempts, at)
+		}
+	}
+	if err := c.g.cfg.Sink.Record(context.WithoutCancel(ctx), rec); err != nil {
+		c.g.cfg.Log.Error("call record lost", "call_id", c.id, "err", err)
+	}
+}
+
+func transportReason(err error) string {
+	var ue interface{ Timeout() bool }
+	if errors.As(err, &ue) && ue.Timeout() {
+		return "transport_timeout"
+	}
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "refused by SSRF") || strings.Contains(s, "netguard"):
+		return "destination_refused"
+	case strings.Contains(s, "connection refused"):
+		return "connection_refused"
+	case strings.Contains(s, "connection reset"):
+		return "connection_reset"
+	case strings.Contains(s, "no such host"):
+		return "dns"
+	case strings.Contains(s, "tls"):
+		return "tls"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "closed_before_answer"
+	}
+	return "transport"
+}
+
+func attemptOutcome(o routing.AttemptOutcome) telemetryv1.AttemptOutcome {
+	switch o {
+	case routing.OutcomeAnswered:
+		return telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_ANSWERED
+	case routing.OutcomeFailedOver:
+		return telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_FAILED_OVER
+	case routing.OutcomeFailed:
+		return telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_FAILED
+	case routing.OutcomeSkipped:
+		return telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_SKIPPED
+	}
+	return telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_UNSPECIFIED
+}
+
+func failureKind(k routing.FailureKind) telemetryv1.FailureKind {
+	switch k {
+	case routing.KindAnswered:
+		return telemetryv1.FailureKind_FAILURE_KIND_NONE
+	case routing.KindRateLimited:
+		return telemetryv1.FailureKind_FAILURE_KIND_RATE_LIMITED
+	case routing.KindQuotaSpent:
+		return telemetryv1.FailureKind_FAILURE_KIND_QUOTA_SPENT
+	case routing.KindServerError:
+		return telemetryv1.FailureKind_FAILURE_KIND_SERVER_ERROR
+	case routing.KindTransport:
+		return telemetryv1.FailureKind_FAILURE_KIND_TRANSPORT
+	case routing.KindKeyRefused:
+		return telemetryv1.FailureKind_FAILURE_KIND_KEY_REFUSED
+	case routing.KindUnknownOutcome:
+		return telemetryv1.FailureKind_FAILURE_KIND_UNKNOWN_OUTCOME
+	case routing.KindClientError:
+		return telemetryv1.FailureKind_FAILURE_KIND_CLIENT_ERROR
+	case routing.KindTimeout:
+		return telemetryv1.FailureKind_FAILURE_KIND_TIMEOUT
+	case routing.KindCancelled:
+		return telemetryv1.FailureKind_FAILURE_KIND_CANCELLED
+	case routing.KindMidStream:
+		return telemetryv1.FailureKind_FAILURE_KIND_MID_STREAM
+	case routing.KindKeyUnavailable, routing.KindKeyPassing, routing.KindCallEnded:
+		return telemetryv1.FailureKind_FAILURE_KIND_KEY_UNAVAILABLE
+	}
+	return telemetryv1.FailureKind_FAILURE_KIND_UNSPECIFIED
+}

@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"weir.dev/edge/internal/routing"
+	"weir.dev/edge/internal/wire"
+)
+
+// Inbound is a caller's request as the edge read it.
+type Inbound = wire.Request
+
+// bodyFields are the members of a request body the edge reads. Other members
+// are never decoded and reach the provider byte for byte.
+type bodyFields struct {
+	Model               *string         `json:"model"`
+	Stream              *bool           `json:"stream"`
+	MaxTokens           *int64          `json:"max_tokens"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	MaxOutputTokens     *int64          `json:"max_output_tokens"`
+	PromptCacheKey      *string         `json:"prompt_cache_key"`
+	Metadata            json.RawMessage `json:"metadata"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// errBodyTooLarge is reported as 413.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readInbound reads and checks a caller's request body. Problems are
+// returned as the gateway's own 4xx errors (invalid_request), never panics.
+func readInbound(r *http.Request, ep routing.Endpoint, maxBody int64) (*Inbound, *routing.Error) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &routing.Error{Status: http.StatusRequestEntityTooLarge, Code: routing.CodeInvalidRequest, Message: "request body is larger than the gateway accepts"}
+		}
+		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body could not be read"}
+	}
+	in := &Inbound{Endpoint: ep, Body: body, Header: r.Header}
+	var f bodyFields
+	if err := json.Unmarshal(body, &f); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body field " + typeErr.Field + " has the wrong type"}
+		}
+		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body is not a valid JSON object"}
+	}
+	var problems []string
+	if f.Model == nil || strings.TrimSpace(*f.Model) == "" {
+		problems = append(problems, "model is required")
+	} else if len(*f.Model) > 256 {
+		problems = append(problems, "model is longer than 256 characters")
+	} else {
+		in.Model = *f.Model
+	}
+	if f.Stream != nil {
+		in.Stream = *f.Stream
+	}
+	if ep == routing.EndpointEmbeddings && in.Stream {
+		problems = append(problems, "embeddings cannot be streamed")
+	}
+	for _, p := range []*int64{f.MaxTokens, f.MaxCompletionTokens, f.MaxOutputTokens} {
+		if p != nil {
+			if *p < 0 {
+				problems = append(problems, "max tokens must not be negative")
+			} else if in.MaxOutput == 0 {
+				in.MaxOutput = *p
+			}
+		}
+	}
+	if f.PromptCacheKey != nil {
+		in.PromptCacheKey = *f.PromptCacheKey
+	}
+	if ep == routing.EndpointMessages && len(f.Metadata) > 0 {
+		var md struct {
+			UserID string `json:"user_id"`
+		}
+		if json.Unmarshal(f.Metadata, &md) == nil {
+			in.UserID = md.UserID
+		}
+	}
+	if f.StreamOptions != nil {
+		in.IncludeUsage = f.StreamOptions.IncludeUsage
+	}
+	if len(problems) > 0 {
+		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: strings.Join(problems, "; ")}
+	}
+	return in, nil
+}
+
+// apiKey returns the key a caller presented: "Authorization: Bearer <key>"
+// or "x-api-key: <key>".
+func apiKey(h http.Header) string {
+	if a := h.Get("Authorization"); a != "" {
+		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+			return strings.TrimSpace(a[7:])
+		}
+		return ""
+	}
+	return strings.TrimSpace(h.Get("X-Api-Key"))
+}
+
+// estimateInputTokens is the edge's input estimate for headroom and
+// reservations (R-HEAD-3, R-COST-1): about four bytes of body a token. It
+// overestimates for JSON overhead, which errs on the side of reserving more.
+func estimateInputTokens(body []byte) int64 { return int64(len(body)+3) / 4 }

@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the edge's Prometheus metrics (R-OBS-3), on their own registry
+// so tests and several gateways in one process do not collide.
+type Metrics struct {
+	reg             *prometheus.Registry
+	PoolEvents      *prometheus.CounterVec
+	RequestDuration *prometheus.HistogramVec
+	UpstreamDur     *prometheus.HistogramVec
+	Overhead        prometheus.Histogram
+}
+
+// NewMetrics registers the edge's metrics on a fresh registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		PoolEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_pool_events_total", Help: "Pool member events by record, member and event (answered, rate_limited, …).",
+		}, []string{"record", "member", "event"}),
+		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "weir_request_duration_seconds", Help: "Whole call duration as the caller saw it.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}, []string{"endpoint", "status"}),
+		UpstreamDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "weir_upstream_duration_seconds", Help: "Time to response headers of each attempt.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}, []string{"record", "member"}),
+		Overhead: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "weir_overhead_seconds", Help: "Edge time of a call excluding time waiting on providers.",
+			Buckets: prometheus.ExponentialBuckets(0.00001, 2, 16),
+		}),
+	}
+	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

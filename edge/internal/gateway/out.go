@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"weir.dev/edge/internal/routing"
+)
+
+// out is the caller's side of one call. It tracks the point of no return
+// (R-FAIL-12): headers may go out early as a keep-alive for a stream still
+// waiting for its provider, but the first content byte ends failover.
+type out struct {
+	rw http.ResponseWriter
+	rc *http.ResponseController
+
+	mu           sync.Mutex
+	started      bool // status line and headers sent
+	viaKeepAlive bool // sent as 200 SSE by keep-alive comments
+	content      bool // a content byte reached the caller
+	// meta sets x-weir-provider, x-weir-member and x-weir-attempts (R-SEE-1).
+	meta func(h http.Header)
+	// metaComment renders the same as a comment line for a stream that
+	// started with keep-alive comments (R-SEE-1).
+	metaComment func() []byte
+
+	kaStop chan struct{}
+	kaDone chan struct{}
+}
+
+func newOut(rw http.ResponseWriter) *out {
+	return &out{rw: rw, rc: http.NewResponseController(rw)}
+}
+
+// Start implements wire.Out.
+func (o *out) Start(status int, h http.Header) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.viaKeepAlive {
+		if o.metaComment != nil {
+			_, _ = o.rw.Write(o.metaComment())
+		}
+		return
+	}
+	if o.started {
+		return
+	}
+	dst := o.rw.Header()
+	for k, v := range h {
+		dst[k] = v
+	}
+	if o.meta != nil {
+		o.meta(dst)
+	}
+	o.rw.WriteHeader(status)
+	o.started = true
+}
+
+// Write implements wire.Out.
+func (o *out) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(p) > 0 {
+		o.content = true
+	}
+	return o.rw.Write(p)
+}
+
+// Flush implements wire.Out.
+func (o *out) Flush() { _ = o.rc.Flush() }
+
+// keepAlive starts sending ": weir waiting" comments to a streaming caller
+// whose call has no upstream headers yet (R-FAIL-12): the first after
+// KeepAliveInterval, then every KeepAliveInterval, until stopKeepAlive.
+func (o *out) keepAlive(start time.Time, now func() time.Time) {
+	o.kaStop, o.kaDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(o.kaDone)
+		for n := 0; ; n++ {
+			d := routing.NextKeepAlive(start, n).Sub(now())
+			t := time.NewTimer(d)
+			select {
+			case <-o.kaStop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			o.mu.Lock()
+			if o.content || (o.started && !o.viaKeepAlive) {
+				o.mu.Unlock()
+				return
+			}
+			if !o.started {
+				h := o.rw.Header()
+				h.Set("Content-Type", "text/event-stream")
+				h.Set("Cache-Control", "no-cache")
+				o.rw.WriteHeader(http.StatusOK)
+				o.started, o.viaKeepAlive = true, true
+			}
+			_, err := o.rw.Write([]byte(": weir waiting\n\n"))
+			_ = o.rc.Flush()
+			o.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// stopKeepAlive stops the keep-alive comments and waits until none is being
+// written, so the caller's side has one writer again.
+func (o *out) stopKeepAlive() {
+	if o.kaStop == nil {
+		return
+	}
+	select {
+	case <-o.kaStop:
+	default:
+		close(o.kaStop)
+	}
+	<-o.kaDone
+}
+
+func (o *out) state() (started, viaKeepAlive, content bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.started, o.viaKeepAlive, o.content
+}
+
+// metaComment renders R-SEE-1's comment line.
+func metaCommentLine(provider, member string, attempts int) []byte {
+	return []byte(": weir provider=" + provider + " member=" + member + " attempts=" + strconv.Itoa(attempts) + "\n\n")
+}

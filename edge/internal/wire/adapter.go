@@ -1,0 +1,66 @@
+package wire
+
+import (
+	"context"
+	"net/http"
+
+	"weir.dev/edge/internal/routing"
+)
+
+// Request is a caller's request as the edge read it. The body is held whole
+// so it can be sent again on failover; only the fields routing needs were
+// decoded from it.
+type Request struct {
+	Endpoint routing.Endpoint
+	Body     []byte
+	Header   http.Header
+	Model    string
+	Stream   bool
+	// MaxOutput is the request's output cap, 0 when it names none.
+	MaxOutput      int64
+	PromptCacheKey string
+	UserID         string
+	// IncludeUsage is the caller's own stream_options.include_usage. The
+	// OpenAI adapter always asks the provider for usage and drops the
+	// usage-only chunk when the caller did not ask for it.
+	IncludeUsage bool
+}
+
+// Out is where an adapter writes a successful answer to the caller.
+type Out interface {
+	// Start sends the status line and headers (the gateway adds its own).
+	// It is the point of no return only once content is written.
+	Start(status int, h http.Header)
+	// Write sends content bytes.
+	Write(p []byte) (int, error)
+	// Flush pushes what was written to the caller now (one SSE event).
+	Flush()
+}
+
+// Adapter speaks one upstream wire format. Auth is not its business: the
+// gateway signs the request Build returns.
+type Adapter interface {
+	// Build returns the upstream request of one attempt to member m, sending
+	// model (the member's name for the caller's model). The caller's body is
+	// kept except what the wire format needs changed.
+	Build(ctx context.Context, req *Request, m *routing.Member, model string) (*http.Request, error)
+	// Relay copies a successful (2xx) answer to the caller, flushing each
+	// streamed event as it arrives, and returns the usage the provider
+	// reported. An error after content was written means the stream was cut
+	// (R-FAIL-11); the gateway then ends it with an error event.
+	Relay(req *Request, resp *http.Response, out Out) (routing.Usage, error)
+}
+
+// PassHeaders are upstream response headers the caller gets on a relayed
+// answer: the content type and the provider's request ids, which callers
+// quote to support. Rate-limit headers are one member's and are not passed.
+var PassHeaders = []string{"Content-Type", "X-Request-Id", "Request-Id", "Apim-Request-Id", "X-Amzn-Requestid", "Openai-Processing-Ms"}
+
+// CopyPassHeaders copies PassHeaders from src to dst.
+func CopyPassHeaders(dst, src http.Header) {
+	for _, k := range PassHeaders {
+		if v := src.Get(k); v != "" {
+			dst.Set(k, v)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+// Package openai is the adapter for the openai wire format: OpenAI, Azure
+// OpenAI (deployment URLs with api-version, and the v1 path), vLLM and any
+// OpenAI-compatible server.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"weir.dev/edge/internal/routing"
+	"weir.dev/edge/internal/wire"
+)
+
+// Adapter implements wire.Adapter for the openai wire format.
+type Adapter struct{}
+
+var _ wire.Adapter = Adapter{}
+
+// path is the resource of an endpoint below an OpenAI base URL.
+func path(ep routing.Endpoint) (string, error) {
+	switch ep {
+	case routing.EndpointChatCompletions:
+		return "/chat/completions", nil
+	case routing.EndpointEmbeddings:
+		return "/embeddings", nil
+	case routing.EndpointResponses:
+		return "/responses", nil
+	}
+	return "", fmt.Errorf("openai: endpoint %v not served", ep)
+}
+
+// URL is the upstream URL of an endpoint for a member. A member with an
+// api-version is an Azure OpenAI deployment: base/deployments/<model>/<path>
+// ?api-version=<v>, where model is the deployment name from the member's
+// model map. Otherwise the base URL is an OpenAI-style root ending in /v1
+// (OpenAI, vLLM, Azure's /openai/v1 path) and the model goes in the body.
+func URL(base string, ep routing.Endpoint, model, apiVersion string) (string, error) {
+	p, err := path(ep)
+	if err != nil {
+		return "", err
+	}
+	base = strings.TrimRight(base, "/")
+	if apiVersion == "" {
+		return base + p, nil
+	}
+	return base + "/deployments/" + url.PathEscape(model) + p + "?api-version=" + url.QueryEscape(apiVersion), nil
+}
+
+// Build implements wire.Adapter.
+func (Adapter) Build(ctx context.Context, req *wire.Request, m *routing.Member, model string) (*http.Request, error) {
+	u, err := URL(m.BaseURL, req.Endpoint, model, m.APIVersion)
+	if err != nil {
+		return nil, err
+	}
+	var edits []wire.Edit
+	if model != req.Model {
+		q, _ := json.Marshal(model)
+		edits = append(edits, wire.Edit{Key: "model", Raw: q})
+	}
+	if req.Stream && req.Endpoint == routing.EndpointChatCompletions && !req.IncludeUsage {
+		opts, err := streamOptionsWithUsage(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, wire.Edit{Key: "stream_options", Raw: opts})
+	}
+	body := req.Body
+	if len(edits) > 0 {
+		if body, err = wire.EditTop(req.Body, edits...); err != nil {
+			return nil, err
+		}
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Content-Type", "application/json")
+	if req.Stream {
+		r.Header.Set("Accept", "text/event-stream")
+	} else {
+		r.Header.Set("Accept", "application/json")
+	}
+	if v := req.Header.Get("OpenAI-Beta"); v != "" {
+		r.Header.Set("OpenAI-Beta", v)
+	}
+	return r, nil
+}
+
+// streamOptionsWithUsage returns the caller's stream_options with
+// include_usage set, keeping any other option the caller chose.
+func streamOptionsWithUsage(body []byte) ([]byte, error) {
+	var b struct {
+		StreamOptions map[string]json.RawMessage `json:"stream_options"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return nil, err
+	}
+	if b.StreamOptions == nil {
+		b.StreamOptions = map[string]json.RawMessage{}
+	}
+	b.StreamOptions["include_usage"] = json.RawMessage("true")
+	return json.Marshal(b.StreamOptions)
+}
+
+// Relay implements wire.Adapter.
+func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (routing.Usage, error) {
+	if !req.Stream || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return wire.RelayBody(resp, out, wire.OpenAIBodyUsage)
+	}
+	h := wire.SSEHeaders()
+	wire.CopyPassHeaders(h, resp.Header)
+	h.Set("Content-Type", "text/event-stream")
+	out.Start(resp.StatusCode, h)
+	rd := wire.NewSSEReader(resp.Body)
+	var usage routing.Usage
+	for {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return usage, nil
+		}
+		if err != nil {
+			return usage, err
+		}
+		if bytes.Contains(ev.Data, []byte(`"usage"`)) {
+			if u, ok, usageOnly := wire.OpenAIChunkUsage(ev.Data); ok {
+				usage = u
+				if usageOnly && !req.IncludeUsage {
+					continue // the caller did not ask for the usage chunk
+				}
+			}
+		}
+		if _, err := out.Write(ev.Raw); err != nil {
+			return usage, err
+		}
+		out.Flush()
+	}
+}

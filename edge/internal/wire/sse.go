@@ -1,0 +1,114 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// MaxEventSize bounds one Server-Sent Event; a longer event is an error, not
+// an unbounded allocation.
+const MaxEventSize = 4 << 20
+
+// ErrEventTooLarge is returned for an event over MaxEventSize.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// Event is one Server-Sent Event as read from an upstream stream.
+type Event struct {
+	// Name is the "event:" field ("" for unnamed events).
+	Name string
+	// Data is the "data:" lines joined with "\n".
+	Data []byte
+	// Raw is the event's bytes exactly as received, blank line included, so
+	// the edge can pass it through unchanged.
+	Raw []byte
+	// Comment is true when the event holds only comment lines.
+	Comment bool
+}
+
+// SSEReader reads Server-Sent Events (WHATWG "text/event-stream"): lines end
+// in LF or CRLF; an empty line ends an event. A lone CR is not taken as a line
+// end: no provider sends one, and reading line by line keeps the relay cheap.
+type SSEReader struct {
+	r   *bufio.Reader
+	raw bytes.Buffer
+}
+
+// NewSSEReader reads events from r.
+func NewSSEReader(r io.Reader) *SSEReader {
+	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10)}
+}
+
+// Next returns the next event. At the end of the stream it returns io.EOF
+// when the stream ended between events, or io.ErrUnexpectedEOF when it was
+// cut inside one (a mid-stream cut, R-FAIL-11).
+func (s *SSEReader) Next() (Event, error) {
+	s.raw.Reset()
+	var ev Event
+	var data bytes.Buffer
+	hasData, onlyComments, any := false, true, false
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			if err == io.EOF && s.raw.Len() > 0 {
+				return Event{}, io.ErrUnexpectedEOF
+			}
+			return Event{}, err
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			if !any {
+				// stray blank line between events: keep it in Raw of the next
+				continue
+			}
+			ev.Data = data.Bytes()
+			ev.Raw = s.raw.Bytes()
+			ev.Comment = onlyComments && !hasData
+			return ev, nil
+		}
+		any = true
+		l := bytes.TrimRight(line, "\r\n")
+		if l[0] == ':' {
+			continue
+		}
+		onlyComments = false
+		field, value := l, []byte(nil)
+		if i := bytes.IndexByte(l, ':'); i >= 0 {
+			field, value = l[:i], l[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "event":
+			ev.Name = string(value)
+		case "data":
+			if hasData {
+				data.WriteByte('\n')
+			}
+			data.Write(value)
+			hasData = true
+		}
+	}
+}
+
+func (s *SSEReader) readLine() ([]byte, error) {
+	start := s.raw.Len()
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		s.raw.Write(chunk)
+		if s.raw.Len() > MaxEventSize {
+			return nil, ErrEventTooLarge
+		}
+		switch {
+		case err == nil:
+			return s.raw.Bytes()[start:], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case s.raw.Len() > start:
+			return s.raw.Bytes()[start:], nil
+		default:
+			return nil, err
+		}
+	}
+}
