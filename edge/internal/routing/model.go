@@ -142,7 +142,12 @@ func (t *Table) Candidates(req *Request) ([]*Record, string, *Error) {
 // never ranked cheaper than the member a call may land on. ok is false when
 // the record is unpriced for the model: some member has no whole price.
 func recordPrice(r *Record, model string) (score int64, ok bool) {
+	n := 0
 	for _, m := range r.Members {
+		if !m.Serves(model) {
+			continue
+		}
+		n++
 		p, has := m.Prices[model]
 		if !has || !p.HasInput || !p.HasOutput {
 			return 0, false
@@ -151,11 +156,11 @@ func recordPrice(r *Record, model string) (score int64, ok bool) {
 			score = s
 		}
 	}
-	return score, len(r.Members) > 0
+	return score, n > 0
 }
 
 // Priced reports whether the record is priced for the model (R-COST-1): every
-// member has a whole price for it.
+// member serving it has a whole price for it.
 func (r *Record) Priced(model string) bool {
 	_, ok := recordPrice(r, model)
 	return ok

@@ -1703,6 +1703,180 @@ func (x *Secret) GetTenantId() string {
 	return ""
 }
 
+// StandaloneConfig is what an edge runs from without a control plane
+// (`edge --config FILE`, in protojson). Secrets are given by reference to an
+// environment variable or a file, never inline.
+type StandaloneConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenants       []*TenantSnapshot      `protobuf:"bytes,1,rep,name=tenants,proto3" json:"tenants,omitempty"`
+	Cluster       *ClusterSnapshot       `protobuf:"bytes,2,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Secrets       []*SecretSource        `protobuf:"bytes,3,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StandaloneConfig) Reset() {
+	*x = StandaloneConfig{}
+	mi := &file_weir_config_v1_config_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StandaloneConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StandaloneConfig) ProtoMessage() {}
+
+func (x *StandaloneConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_config_v1_config_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StandaloneConfig.ProtoReflect.Descriptor instead.
+func (*StandaloneConfig) Descriptor() ([]byte, []int) {
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *StandaloneConfig) GetTenants() []*TenantSnapshot {
+	if x != nil {
+		return x.Tenants
+	}
+	return nil
+}
+
+func (x *StandaloneConfig) GetCluster() *ClusterSnapshot {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+func (x *StandaloneConfig) GetSecrets() []*SecretSource {
+	if x != nil {
+		return x.Secrets
+	}
+	return nil
+}
+
+// SecretSource names where a standalone edge reads a secret's value.
+type SecretSource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// tenant_id is empty for a cluster-managed secret.
+	TenantId string `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// hosts are the only hosts the secret may be sent to (R-SEC-1).
+	Hosts []string `protobuf:"bytes,3,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// Types that are valid to be assigned to Source:
+	//
+	//	*SecretSource_Env
+	//	*SecretSource_File
+	Source        isSecretSource_Source `protobuf_oneof:"source"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecretSource) Reset() {
+	*x = SecretSource{}
+	mi := &file_weir_config_v1_config_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecretSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecretSource) ProtoMessage() {}
+
+func (x *SecretSource) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_config_v1_config_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecretSource.ProtoReflect.Descriptor instead.
+func (*SecretSource) Descriptor() ([]byte, []int) {
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SecretSource) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SecretSource) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *SecretSource) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *SecretSource) GetSource() isSecretSource_Source {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+func (x *SecretSource) GetEnv() string {
+	if x != nil {
+		if x, ok := x.Source.(*SecretSource_Env); ok {
+			return x.Env
+		}
+	}
+	return ""
+}
+
+func (x *SecretSource) GetFile() string {
+	if x != nil {
+		if x, ok := x.Source.(*SecretSource_File); ok {
+			return x.File
+		}
+	}
+	return ""
+}
+
+type isSecretSource_Source interface {
+	isSecretSource_Source()
+}
+
+type SecretSource_Env struct {
+	// env is the name of an environment variable holding the value.
+	Env string `protobuf:"bytes,4,opt,name=env,proto3,oneof"`
+}
+
+type SecretSource_File struct {
+	// file is a path to a file holding the value (trailing newline trimmed).
+	File string `protobuf:"bytes,5,opt,name=file,proto3,oneof"`
+}
+
+func (*SecretSource_Env) isSecretSource_Source() {}
+
+func (*SecretSource_File) isSecretSource_Source() {}
+
 var File_weir_config_v1_config_proto protoreflect.FileDescriptor
 
 const file_weir_config_v1_config_proto_rawDesc = "" +
@@ -1874,7 +2048,18 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\n" +
 	"ciphertext\x18\x03 \x01(\fR\n" +
 	"ciphertext\x12\x1b\n" +
-	"\ttenant_id\x18\x04 \x01(\tR\btenantId*u\n" +
+	"\ttenant_id\x18\x04 \x01(\tR\btenantId\"\xbf\x01\n" +
+	"\x10StandaloneConfig\x128\n" +
+	"\atenants\x18\x01 \x03(\v2\x1e.weir.config.v1.TenantSnapshotR\atenants\x129\n" +
+	"\acluster\x18\x02 \x01(\v2\x1f.weir.config.v1.ClusterSnapshotR\acluster\x126\n" +
+	"\asecrets\x18\x03 \x03(\v2\x1c.weir.config.v1.SecretSourceR\asecrets\"\x89\x01\n" +
+	"\fSecretSource\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x14\n" +
+	"\x05hosts\x18\x03 \x03(\tR\x05hosts\x12\x12\n" +
+	"\x03env\x18\x04 \x01(\tH\x00R\x03env\x12\x14\n" +
+	"\x04file\x18\x05 \x01(\tH\x00R\x04fileB\b\n" +
+	"\x06source*u\n" +
 	"\n" +
 	"WireFormat\x12\x1b\n" +
 	"\x17WIRE_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -1911,7 +2096,7 @@ func file_weir_config_v1_config_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_config_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_weir_config_v1_config_proto_goTypes = []any{
 	(WireFormat)(0),               // 0: weir.config.v1.WireFormat
 	(ModelKind)(0),                // 1: weir.config.v1.ModelKind
@@ -1932,14 +2117,16 @@ var file_weir_config_v1_config_proto_goTypes = []any{
 	(*Member)(nil),                // 16: weir.config.v1.Member
 	(*Budget)(nil),                // 17: weir.config.v1.Budget
 	(*Secret)(nil),                // 18: weir.config.v1.Secret
-	nil,                           // 19: weir.config.v1.DataRules.RequiredTagsEntry
-	nil,                           // 20: weir.config.v1.ProviderRecord.TagsEntry
-	nil,                           // 21: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
-	nil,                           // 22: weir.config.v1.ProviderRecord.ModelMapEntry
-	nil,                           // 23: weir.config.v1.Member.TagsEntry
-	nil,                           // 24: weir.config.v1.Member.ModelMapEntry
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
+	(*StandaloneConfig)(nil),      // 19: weir.config.v1.StandaloneConfig
+	(*SecretSource)(nil),          // 20: weir.config.v1.SecretSource
+	nil,                           // 21: weir.config.v1.DataRules.RequiredTagsEntry
+	nil,                           // 22: weir.config.v1.ProviderRecord.TagsEntry
+	nil,                           // 23: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	nil,                           // 24: weir.config.v1.ProviderRecord.ModelMapEntry
+	nil,                           // 25: weir.config.v1.Member.TagsEntry
+	nil,                           // 26: weir.config.v1.Member.ModelMapEntry
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
 }
 var file_weir_config_v1_config_proto_depIdxs = []int32{
 	7,  // 0: weir.config.v1.TenantSnapshot.tenant:type_name -> weir.config.v1.Tenant
@@ -1948,42 +2135,45 @@ var file_weir_config_v1_config_proto_depIdxs = []int32{
 	15, // 3: weir.config.v1.TenantSnapshot.records:type_name -> weir.config.v1.ProviderRecord
 	17, // 4: weir.config.v1.TenantSnapshot.budgets:type_name -> weir.config.v1.Budget
 	18, // 5: weir.config.v1.TenantSnapshot.secrets:type_name -> weir.config.v1.Secret
-	25, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	27, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
 	6,  // 7: weir.config.v1.ClusterSnapshot.managed_records:type_name -> weir.config.v1.ManagedRecord
 	18, // 8: weir.config.v1.ClusterSnapshot.secrets:type_name -> weir.config.v1.Secret
-	25, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	27, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
 	15, // 10: weir.config.v1.ManagedRecord.record:type_name -> weir.config.v1.ProviderRecord
-	19, // 11: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
+	21, // 11: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
 	1,  // 12: weir.config.v1.Model.kind:type_name -> weir.config.v1.ModelKind
 	2,  // 13: weir.config.v1.Auth.kind:type_name -> weir.config.v1.AuthKind
-	26, // 14: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
-	26, // 15: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
-	26, // 16: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
-	26, // 17: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
-	26, // 18: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
+	28, // 14: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
+	28, // 15: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
+	28, // 16: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
+	28, // 17: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
+	28, // 18: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
 	0,  // 19: weir.config.v1.ProviderRecord.wire_format:type_name -> weir.config.v1.WireFormat
 	11, // 20: weir.config.v1.ProviderRecord.auth:type_name -> weir.config.v1.Auth
 	10, // 21: weir.config.v1.ProviderRecord.models:type_name -> weir.config.v1.Model
 	12, // 22: weir.config.v1.ProviderRecord.prices:type_name -> weir.config.v1.Price
 	13, // 23: weir.config.v1.ProviderRecord.limits:type_name -> weir.config.v1.Limits
-	20, // 24: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
-	21, // 25: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	22, // 24: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
+	23, // 25: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
 	14, // 26: weir.config.v1.ProviderRecord.recovery:type_name -> weir.config.v1.Recovery
-	25, // 27: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
+	27, // 27: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
 	16, // 28: weir.config.v1.ProviderRecord.members:type_name -> weir.config.v1.Member
-	22, // 29: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
+	24, // 29: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
 	11, // 30: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
-	23, // 31: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
+	25, // 31: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
 	13, // 32: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
 	12, // 33: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
-	24, // 34: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
+	26, // 34: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
 	3,  // 35: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
-	25, // 36: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	27, // 36: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
+	4,  // 37: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
+	5,  // 38: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
+	20, // 39: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_weir_config_v1_config_proto_init() }
@@ -1993,13 +2183,17 @@ func file_weir_config_v1_config_proto_init() {
 	}
 	file_weir_config_v1_config_proto_msgTypes[8].OneofWrappers = []any{}
 	file_weir_config_v1_config_proto_msgTypes[12].OneofWrappers = []any{}
+	file_weir_config_v1_config_proto_msgTypes[16].OneofWrappers = []any{
+		(*SecretSource_Env)(nil),
+		(*SecretSource_File)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_config_v1_config_proto_rawDesc), len(file_weir_config_v1_config_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

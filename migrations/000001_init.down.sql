@@ -1,0 +1,11 @@
+DROP TABLE IF EXISTS audit_log;
+DROP TABLE IF EXISTS outbox;
+DROP TABLE IF EXISTS config_revisions;
+DROP TABLE IF EXISTS secrets;
+DROP TABLE IF EXISTS data_rules;
+DROP TABLE IF EXISTS api_keys;
+DROP TABLE IF EXISTS admin_tokens;
+DROP TABLE IF EXISTS admin_roles;
+DROP TABLE IF EXISTS admins;
+DROP TABLE IF EXISTS tenants;
+DROP FUNCTION IF EXISTS owner_scope(uuid);

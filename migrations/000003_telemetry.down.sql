@@ -1,0 +1,4 @@
+DROP TABLE IF EXISTS call_attempts;
+DROP TABLE IF EXISTS calls;
+DROP TABLE IF EXISTS member_views;
+DROP TABLE IF EXISTS edges;

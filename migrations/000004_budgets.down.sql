@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS budget_leases;
+DROP TABLE IF EXISTS budgets;
