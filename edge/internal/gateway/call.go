@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/edge/internal/netguard"
 	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
@@ -183,12 +184,22 @@ func (c *callRun) attempts(ctx context.Context) bool {
 			call.Report(routing.TransportVerdict("no adapter for wire format "+m.Record.Wire.String()), nil, g.cfg.Now())
 			continue
 		}
-		actx, acancel := context.WithCancel(ctx)
+		pol := netguard.PolicyFor(m.Record.Managed, m.Record.Internal)
+		actx, acancel := context.WithCancel(netguard.WithPolicy(ctx, pol))
 		ureq, err := ad.Build(actx, c.in, m, m.UpstreamModel(call.Model()))
 		if err != nil {
 			acancel()
 			c.fail(&routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body cannot be sent to the provider"})
 			return true
+		}
+		if err := netguard.CheckURL(ureq.URL.String(), pol); err != nil {
+			// R-SEC-2 / R-FAIL-5: the edge may not send to this member.
+			acancel()
+			call.Dispatch(g.cfg.Now())
+			c.info[idx] = &attemptInfo{start: g.cfg.Now()}
+			c.event(m, "destination_refused")
+			call.Report(routing.TransportVerdict("destination_refused"), nil, g.cfg.Now())
+			continue
 		}
 		if err := g.cfg.Signer.Sign(actx, ureq, c.in.Body, m, c.table.TenantID); err != nil {
 			acancel()
@@ -299,12 +310,8 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 	c.cost = routing.Settlement(m, c.call.Model(), u)
 	if err != nil {
 		now := c.g.cfg.Now()
-		started, _, content := c.out.state()
-		if !content {
-			// Nothing reached the caller yet but headers: still end it as a
-			// stream error, never a second answer (R-FAIL-11).
-			_ = started
-		}
+		// Headers (and maybe content) reached the caller: end the answer
+		// with an error event, never a second answer (R-FAIL-11).
 		c.g.cfg.States.Done(m.ID, now, estimateInputTokens(c.in.Body), u)
 		c.call.Report(routing.Verdict{Kind: routing.KindMidStream, Status: resp.StatusCode, Reason: "stream_cut"}, nil, now)
 		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
@@ -478,14 +485,15 @@ func (c *callRun) finish(ctx context.Context) {
 }
 
 func transportReason(err error) string {
+	if errors.Is(err, netguard.ErrRefused) {
+		return "destination_refused"
+	}
 	var ue interface{ Timeout() bool }
 	if errors.As(err, &ue) && ue.Timeout() {
 		return "transport_timeout"
 	}
 	s := err.Error()
 	switch {
-	case strings.Contains(s, "refused by SSRF") || strings.Contains(s, "netguard"):
-		return "destination_refused"
 	case strings.Contains(s, "connection refused"):
 		return "connection_refused"
 	case strings.Contains(s, "connection reset"):

@@ -1,0 +1,223 @@
+// Command edge is Weir's gateway: it serves callers' OpenAI- and
+// Anthropic-format calls and routes them to providers. Standalone, it runs
+// from a config file (--config); see README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/netguard"
+	"weir.dev/edge/internal/routing"
+	"weir.dev/edge/internal/standalone"
+	"weir.dev/edge/internal/upauth"
+	"weir.dev/edge/internal/usage"
+	"weir.dev/edge/internal/wire"
+	"weir.dev/edge/internal/wire/anthropic"
+	"weir.dev/edge/internal/wire/bedrock"
+	"weir.dev/edge/internal/wire/openai"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Config is the edge's configuration: flags, with environment variables as
+// defaults.
+type Config struct {
+	ConfigFile  string
+	Listen      string
+	AdminListen string
+	EdgeID      string
+	UsageLog    string
+	Grace       time.Duration
+	Poll        time.Duration
+	MaxBody     int64
+}
+
+// Validate reports every problem of c.
+func (c Config) Validate() error {
+	var errs []error
+	if c.ConfigFile == "" {
+		errs = append(errs, errors.New("--config is required (the control-plane mode comes with distribution)"))
+	}
+	if c.Listen == "" {
+		errs = append(errs, errors.New("--listen is empty"))
+	}
+	if c.Grace < 0 || c.Poll <= 0 {
+		errs = append(errs, errors.New("--shutdown-grace must be ≥ 0 and --poll > 0"))
+	}
+	if c.MaxBody <= 0 {
+		errs = append(errs, errors.New("--max-body must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+func envOr(getenv func(string) string, k, def string) string {
+	if v := getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	host, _ := os.Hostname()
+	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c Config
+	fs.StringVar(&c.ConfigFile, "config", getenv("WEIR_EDGE_CONFIG"), "standalone config file (protojson weir.config.v1.StandaloneConfig) [WEIR_EDGE_CONFIG]")
+	fs.StringVar(&c.Listen, "listen", envOr(getenv, "WEIR_EDGE_LISTEN", ":8080"), "gateway address [WEIR_EDGE_LISTEN]")
+	fs.StringVar(&c.AdminListen, "admin-listen", envOr(getenv, "WEIR_EDGE_ADMIN_LISTEN", "127.0.0.1:9090"), "metrics and pprof address, empty to disable [WEIR_EDGE_ADMIN_LISTEN]")
+	fs.StringVar(&c.EdgeID, "edge-id", envOr(getenv, "WEIR_EDGE_ID", host), "this edge's id [WEIR_EDGE_ID]")
+	fs.StringVar(&c.UsageLog, "usage-log", getenv("WEIR_EDGE_USAGE_LOG"), "append call records as JSON lines to this file, - for stdout [WEIR_EDGE_USAGE_LOG]")
+	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
+	fs.DurationVar(&c.Poll, "poll", time.Second, "how often the config file is checked for changes")
+	fs.Int64Var(&c.MaxBody, "max-body", 32<<20, "largest request body accepted, bytes")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "edge:", err)
+		return 2
+	}
+	if err := serve(ctx, cfg, getenv, stdout, log); err != nil {
+		fmt.Fprintln(stderr, "edge:", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout io.Writer, log *slog.Logger) error {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConns, base.MaxIdleConnsPerHost = 1024, 256
+	base.ResponseHeaderTimeout = 0 // the attempt deadline governs (R-FAIL-9)
+	transport := netguard.NewTransport(&netguard.Dialer{}, base)
+	defer transport.CloseIdleConnections()
+
+	tokenClient := &http.Client{Transport: transport, Timeout: upauth.TokenFetchTimeout}
+	signer := upauth.New(nil, tokenClient, time.Now)
+
+	var sink usage.Sink = usage.NewJSONLines(io.Discard)
+	switch cfg.UsageLog {
+	case "":
+	case "-":
+		sink = usage.NewJSONLines(stdout)
+	default:
+		f, err := os.OpenFile(cfg.UsageLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sink = usage.NewJSONLines(f)
+	}
+	reg := gateway.NewRegistry()
+	metrics := gateway.NewMetrics()
+	gw, err := gateway.New(gateway.Config{
+		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, Registry: reg, States: routing.NewStates(),
+		Adapters: map[routing.WireFormat]wire.Adapter{
+			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
+		},
+		Signer: signer, SignErrorKind: upauth.Kind, Transport: transport, Sink: sink, Metrics: metrics, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+
+	loaded := make(chan error, 1)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go func() {
+		first := true
+		err := standalone.Watch(watchCtx, cfg.ConfigFile, cfg.Poll, getenv, log, func(c *standalone.Config) {
+			signer.SetStore(c.Secrets)
+			reg.Set(c.Tables)
+			if first {
+				first = false
+				loaded <- nil
+			}
+		})
+		if err != nil {
+			loaded <- err
+		}
+	}()
+	select {
+	case err := <-loaded:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return nil
+	}
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 1 << 20}
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(ln) }()
+	var admin *http.Server
+	if cfg.AdminListen != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler())
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.Handle("/healthz", gw)
+		mux.Handle("/readyz", gw)
+		aln, err := net.Listen("tcp", cfg.AdminListen)
+		if err != nil {
+			return err
+		}
+		admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errs <- admin.Serve(aln) }()
+		log.Info("admin listening", "addr", aln.Addr().String())
+	}
+	log.Info("edge listening", "addr", ln.Addr().String(), "edge_id", cfg.EdgeID)
+	select {
+	case <-ctx.Done():
+	case err := <-errs:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	// Graceful shutdown: stop accepting, let in-flight calls and streams
+	// finish within the grace period. Records are written as calls end.
+	log.Info("shutting down", "grace", cfg.Grace)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.Grace)
+	defer cancel()
+	if admin != nil {
+		_ = admin.Shutdown(sctx)
+	}
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

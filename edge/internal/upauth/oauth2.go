@@ -1,0 +1,291 @@
+package upauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"weir.dev/edge/internal/netguard"
+	"weir.dev/edge/internal/routing"
+)
+
+// tokenKey identifies a cached token. The client secret enters as a digest
+// only, so that a rotated secret gets a token of its own.
+type tokenKey struct {
+	tenantID, memberID, tokenURL, clientID, scopes string
+	secret                                         [sha256.Size]byte
+}
+
+// tokenEntry is one cached token and the fetch under way for it, if any.
+// Its fields are guarded by mu; cfg is used by one fetch at a time.
+type tokenEntry struct {
+	cfg *clientcredentials.Config // keeps the endpoint's auth style once probed
+
+	mu        sync.Mutex
+	token     string
+	refreshAt time.Time // by the Signer's clock
+	expiry    time.Time
+	flight    *flight
+}
+
+// flight is one token request; token and err are set before done closes.
+type flight struct {
+	done  chan struct{}
+	token string
+	err   error
+}
+
+func (s *Signer) signOAuth2(ctx context.Context, req *http.Request, m *routing.Member, owner, tenantID string) error {
+	a := m.Auth
+	if a.TokenURL == "" || a.ClientID == "" {
+		return fmt.Errorf("upauth: member %s: oauth2 auth without a token URL and a client id: %w", m.ID, ErrKeyUnavailable)
+	}
+	policy := MemberPolicy(m)
+	if err := netguard.CheckURL(a.TokenURL, policy); err != nil {
+		return fmt.Errorf("upauth: member %s: token URL: %w: %w", m.ID, ErrKeyUnavailable, err)
+	}
+	tu, err := url.Parse(a.TokenURL)
+	if err != nil { // CheckURL parsed it already
+		return fmt.Errorf("upauth: member %s: token URL: %w", m.ID, ErrKeyUnavailable)
+	}
+	// The client secret goes to the token endpoint, so that is the host it
+	// must be bound to (R-SEC-1), not the member's.
+	raw, err := s.secret(m, owner, "client secret", a.ClientSecret, bindingHost(tu))
+	if err != nil {
+		return err
+	}
+	clientSecret, err := headerValue(m, "client secret", raw)
+	clear(raw)
+	if err != nil {
+		return err
+	}
+	key := tokenKey{
+		tenantID: tenantID,
+		memberID: m.ID,
+		tokenURL: a.TokenURL,
+		clientID: a.ClientID,
+		scopes:   strings.Join(a.Scopes, " "),
+		secret:   sha256.Sum256([]byte(clientSecret)),
+	}
+	tok, err := s.token(ctx, key, policy, tu.Host, func() *clientcredentials.Config {
+		return &clientcredentials.Config{
+			ClientID:     a.ClientID,
+			ClientSecret: clientSecret,
+			TokenURL:     a.TokenURL,
+			Scopes:       append([]string(nil), a.Scopes...),
+		}
+	})
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return err // R-END-4: the caller's own cancellation, as is
+		}
+		return fmt.Errorf("upauth: member %s: %w", m.ID, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return nil
+}
+
+// Forget drops the tokens cached for member m of tenant tenantID, e.g. after
+// the upstream refused one with 401: the next Sign fetches a new one.
+func (s *Signer) Forget(tenantID string, m *routing.Member) {
+	if m == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.tokens {
+		if k.tenantID == tenantID && k.memberID == m.ID {
+			delete(s.tokens, k)
+		}
+	}
+}
+
+// token returns a cached token that is not due for refresh, or waits for a
+// fetch (starting one unless one is under way: one fetch at a time per key).
+// The fetch runs detached from ctx, bounded by TokenFetchTimeout; if ctx ends
+// first, token returns ctx.Err() and the fetch goes on to fill the cache. A
+// failed refresh of a token not yet expired returns that token.
+func (s *Signer) token(ctx context.Context, key tokenKey, p netguard.Policy, host string, newCfg func() *clientcredentials.Config) (string, error) {
+	e := s.entry(key, newCfg)
+	e.mu.Lock()
+	if e.token != "" && s.clock().Before(e.refreshAt) {
+		tok := e.token
+		e.mu.Unlock()
+		return tok, nil
+	}
+	if err := ctx.Err(); err != nil {
+		e.mu.Unlock()
+		return "", err
+	}
+	f := e.flight
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		e.flight = f
+		go s.fetch(e, f, p, host)
+	}
+	e.mu.Unlock()
+
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	if f.err == nil {
+		return f.token, nil
+	}
+	e.mu.Lock()
+	tok, expiry := e.token, e.expiry
+	e.mu.Unlock()
+	if tok != "" && s.clock().Before(expiry) {
+		return tok, nil
+	}
+	return "", f.err
+}
+
+// entry returns the cache entry of key, creating it. Creating one first
+// drops expired idle entries once the cache has grown, so that members and
+// secrets gone from the config do not pile up.
+func (s *Signer) entry(key tokenKey, newCfg func() *clientcredentials.Config) *tokenEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.tokens[key]; ok {
+		return e
+	}
+	if len(s.tokens) >= 256 {
+		now := s.clock()
+		for k, old := range s.tokens {
+			old.mu.Lock()
+			idle := old.flight == nil && !now.Before(old.expiry)
+			old.mu.Unlock()
+			if idle {
+				delete(s.tokens, k)
+			}
+		}
+	}
+	e := &tokenEntry{cfg: newCfg()}
+	s.tokens[key] = e
+	return e
+}
+
+// fetch runs one token request and publishes its result to the entry and
+// to the flight's waiters.
+func (s *Signer) fetch(e *tokenEntry, f *flight, p netguard.Policy, host string) {
+	ctx, cancel := context.WithTimeout(context.Background(), TokenFetchTimeout)
+	defer cancel()
+	ctx = netguard.WithPolicy(ctx, p)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.client)
+
+	start := s.clock()
+	tok, err := e.cfg.Token(ctx)
+	if err != nil {
+		f.err = classifyFetch(err, host)
+	} else if v, verr := bearerValue(tok.AccessToken); verr != nil {
+		f.err = fmt.Errorf("token endpoint %s answered a token that %s: %w", host, verr, ErrKeyUnavailable)
+	} else {
+		f.token = v
+	}
+
+	e.mu.Lock()
+	if f.err == nil {
+		life := lifetime(tok)
+		margin := min(maxRefreshMargin, life/2)
+		e.token = f.token
+		e.expiry = start.Add(life)
+		e.refreshAt = e.expiry.Add(-margin)
+	}
+	e.flight = nil
+	e.mu.Unlock()
+	close(f.done)
+}
+
+// lifetime is the token's expires_in, or DefaultTokenLifetime when the
+// endpoint gave none. Token.Expiry is not used: the oauth2 package computes
+// it from the wall clock, not from the Signer's clock.
+func lifetime(tok *oauth2.Token) time.Duration {
+	var secs float64
+	switch v := tok.Extra("expires_in").(type) {
+	case float64:
+		secs = v
+	case int64:
+		secs = float64(v)
+	case string:
+		secs, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+	}
+	if secs <= 0 || secs > float64(365*24*3600) {
+		return DefaultTokenLifetime
+	}
+	return time.Duration(secs * float64(time.Second))
+}
+
+// bearerValue checks that a token can go in a header as is.
+func bearerValue(tok string) (string, error) {
+	if tok == "" {
+		return "", errors.New("is empty")
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c <= ' ' || c == 0x7f {
+			return "", errors.New("has white space or a control character")
+		}
+	}
+	return tok, nil
+}
+
+// classifyFetch turns a token request's failure into ErrKeyUnavailable (the
+// endpoint refuses the credential, or cannot be used) or ErrKeyPassing (it
+// did not answer or failed for now). The oauth2 package's own error texts
+// quote the endpoint's answer, so they are not wrapped: only the status and
+// an RFC 6749 error code are kept.
+func classifyFetch(err error, host string) error {
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re):
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		what := fmt.Sprintf("token endpoint %s answered %d", host, status)
+		if code := oauthErrorCode(re.ErrorCode); code != "" {
+			what += " " + code
+		}
+		if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
+			return fmt.Errorf("%s: %w", what, ErrKeyPassing)
+		}
+		// 400, 401, 403: the credential is refused; any other answer (3xx,
+		// 404, an error in a 200) means the URL or the client is wrong.
+		return fmt.Errorf("%s: %w", what, ErrKeyUnavailable)
+	case errors.Is(err, netguard.ErrRefused), errors.Is(err, netguard.ErrBadURL):
+		return fmt.Errorf("token endpoint %s: %w: %w", host, ErrKeyUnavailable, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("token endpoint %s: no answer within %s: %w", host, TokenFetchTimeout, ErrKeyPassing)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// Transport failure: nothing of the answer is in it.
+		return fmt.Errorf("token endpoint %s unreachable: %v: %w", host, ue.Err, ErrKeyPassing)
+	}
+	return fmt.Errorf("token endpoint %s answered without a usable token: %w", host, ErrKeyUnavailable)
+}
+
+// oauthErrorCode keeps an RFC 6749 error code such as "invalid_client" and
+// drops anything else the endpoint put there.
+func oauthErrorCode(code string) string {
+	if len(code) == 0 || len(code) > 64 {
+		return ""
+	}
+	for i := 0; i < len(code); i++ {
+		if c := code[i]; !('a' <= c && c <= 'z' || c == '_') {
+			return ""
+		}
+	}
+	return code
+}
