@@ -114,7 +114,7 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 	ctx, cancel := context.WithDeadline(r.Context(), call.Deadline)
 	defer cancel()
 	if in.Stream {
-		c.out.keepAlive(c.start, g.cfg.Now)
+		c.out.keepAlive(c.start, g.cfg.KeepAlive, g.cfg.Now)
 		defer c.out.stopKeepAlive()
 	}
 	c.out.meta = c.metaHeaders

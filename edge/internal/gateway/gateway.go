@@ -55,6 +55,10 @@ type Config struct {
 	Log           *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// KeepAlive is the interval of ": weir waiting" comments to a stream
+	// still without upstream headers (R-FAIL-12); default
+	// routing.KeepAliveInterval. Tests shorten it.
+	KeepAlive time.Duration
 }
 
 // Gateway is the edge's HTTP handler for callers.
@@ -74,6 +78,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.States == nil {
 		cfg.States = routing.NewStates()
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = routing.KeepAliveInterval
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

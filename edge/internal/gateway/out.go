@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"weir.dev/edge/internal/routing"
 )
 
 // out is the caller's side of one call. It tracks the point of no return
@@ -73,13 +72,14 @@ func (o *out) Flush() { _ = o.rc.Flush() }
 
 // keepAlive starts sending ": weir waiting" comments to a streaming caller
 // whose call has no upstream headers yet (R-FAIL-12): the first after
-// KeepAliveInterval, then every KeepAliveInterval, until stopKeepAlive.
-func (o *out) keepAlive(start time.Time, now func() time.Time) {
+// every (routing.KeepAliveInterval in production), then every every, until
+// stopKeepAlive.
+func (o *out) keepAlive(start time.Time, every time.Duration, now func() time.Time) {
 	o.kaStop, o.kaDone = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(o.kaDone)
 		for n := 0; ; n++ {
-			d := routing.NextKeepAlive(start, n).Sub(now())
+			d := start.Add(time.Duration(n+1) * every).Sub(now())
 			t := time.NewTimer(d)
 			select {
 			case <-o.kaStop:
