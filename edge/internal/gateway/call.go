@@ -201,7 +201,7 @@ func (c *callRun) attempts(ctx context.Context) bool {
 			call.Report(routing.TransportVerdict("destination_refused"), nil, g.cfg.Now())
 			continue
 		}
-		if err := g.cfg.Signer.Sign(actx, ureq, c.in.Body, m, c.table.TenantID); err != nil {
+		if err := g.cfg.Signer.Sign(actx, ureq, upstreamBody(ureq, m), m, c.table.TenantID); err != nil {
 			acancel()
 			kind := g.cfg.SignErrorKind(err)
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -265,6 +265,21 @@ func (c *callRun) attempts(ctx context.Context) bool {
 			_ = resp.Body.Close()
 		}
 	}
+}
+
+// upstreamBody returns the exact bytes an upstream request will send, for
+// SigV4 to sign their hash; other auth kinds need no body.
+func upstreamBody(r *http.Request, m *routing.Member) []byte {
+	if m.Auth.Kind != routing.AuthSigV4 || r.GetBody == nil {
+		return nil
+	}
+	rc, err := r.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	return b
 }
 
 // roundTrip sends one attempt, cancelling it when no response headers came
