@@ -89,7 +89,7 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 		bodyJob = in.UserID
 	}
 	req := routing.Request{Endpoint: ep, Model: in.Model, Key: c.key, Regions: regions,
-		JobID: routing.JobID(r.Header.Get("X-Weir-Job"), r.Header.Get("X-Weir-Conversation"), bodyJob),
+		JobID:       routing.JobID(r.Header.Get("X-Weir-Job"), r.Header.Get("X-Weir-Conversation"), bodyJob),
 		InputTokens: estimateInputTokens(in.Body), MaxOutput: in.MaxOutput}
 	var lastCached int64
 	if req.JobID != "" {

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
 )
 
 // out is the caller's side of one call. It tracks the point of no return

@@ -74,8 +74,6 @@ type JSONLines struct {
 // NewJSONLines writes to w (e.g. a log file or os.Stdout).
 func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: w} }
 
-
-
 // Record implements Sink.
 func (j *JSONLines) Record(_ context.Context, rec *telemetryv1.CallRecord) error {
 	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(rec)
