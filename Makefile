@@ -67,3 +67,6 @@ tidy:
 
 pg-dsn:
 	@cd db && go run ./cmd/weir-pg ensure
+
+sim:
+	cd edge && go run ./cmd/weir-sim

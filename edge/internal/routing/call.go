@@ -211,19 +211,27 @@ func (c *Call) Next(now time.Time) (Step, bool) {
 // pick chooses among the members of p that may take the next attempt:
 // not tried in this call (R-FAIL-13), not of an account skipped in this call
 // (R-ORDER-4), not passed over, not cooling (§5), not disabled (R-ELIG-4).
-// Members whose key was unavailable lately come after all others (R-END-3).
+// Members whose key was unavailable lately come after all others (R-END-3),
+// and members cooling after an isolated 5xx after those (see
+// memberState.apply).
 // Then the lowest tier (R-ORDER-1), and within it stickiness (R-STICK-1, 3)
 // or headroom × weight (R-ORDER-2, 3).
 func (c *Call) pick(p *recordPlan, now time.Time) *Member {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	var normal, lastResort []*Member
+	var normal, lastResort, soft []*Member
 	for _, m := range p.members {
 		if c.tried[m] || c.skipAccount[m.Account] || c.passedOver[m] {
 			continue
 		}
 		ms := c.st.get(m.ID)
-		if ms.disabled || ms.cooling(now) {
+		if ms.disabled {
+			continue
+		}
+		if ms.cooling(now) {
+			if ms.softCool {
+				soft = append(soft, m)
+			}
 			continue
 		}
 		if now.Before(ms.keyUnavailableUntil) {
@@ -235,6 +243,9 @@ func (c *Call) pick(p *recordPlan, now time.Time) *Member {
 	pool := normal
 	if len(pool) == 0 {
 		pool = lastResort
+	}
+	if len(pool) == 0 {
+		pool = soft // isolated 5xx: a last resort, see memberState.apply
 	}
 	if len(pool) == 0 {
 		return nil

@@ -293,3 +293,44 @@ func TestKeepAlive(t *testing.T) {
 		}
 	}
 }
+
+func TestIsolatedServerError(t *testing.T) {
+	t.Parallel()
+	t.Run("R-FAIL-4 an isolated 5xx: skipped while another member can take calls", func(t *testing.T) {
+		tb, r := onePool()
+		st := NewStates()
+		_, _ = tryFirst(t, tb, st, v(KindServerError, 500), t0)
+		for seed := uint64(0); seed < 20; seed++ {
+			if m := firstPick(t, tb, st, chat("m"), seed); m.Name != "b" {
+				t.Fatal("cooling member chosen while b is free")
+			}
+		}
+		if until, _ := coolOf(st, r, "a"); until.Sub(t0) != 5*time.Second {
+			t.Fatalf("cools %v", until.Sub(t0))
+		}
+	})
+	t.Run("R-FAIL-4 an isolated 5xx: tried as a last resort instead of failing the call", func(t *testing.T) {
+		tb, r := onePool()
+		st := NewStates()
+		_, _ = tryFirst(t, tb, st, v(KindServerError, 500), t0)
+		st.get(r.ID+"/b").cool(t0, t0.Add(time.Minute), time.Hour, KindRateLimited, "x")
+		if m := firstPick(t, tb, st, chat("m"), 1); m.Name != "a" {
+			t.Fatalf("picked %s", m.Name)
+		}
+	})
+	t.Run("R-FAIL-4 a second 5xx in a row cools for real", func(t *testing.T) {
+		tb, r := onePool()
+		st := NewStates()
+		_, _ = tryFirst(t, tb, st, v(KindServerError, 500), t0)
+		st.get(r.ID + "/a").coolUntil = time.Time{} // its cooldown passed
+		_, _ = tryFirst(t, tb, st, v(KindServerError, 503), t0)
+		st.get(r.ID+"/b").cool(t0, t0.Add(time.Minute), time.Hour, KindRateLimited, "x")
+		c := begin(t, tb, st, chat("m"), 1)
+		if _, ok := c.Next(t0); ok {
+			t.Fatal("a member cooling after two 5xx in a row was tried")
+		}
+		if f := c.Final(t0); f.Err == nil || f.Err.Code != CodePoolCooling {
+			t.Fatalf("final %+v", f)
+		}
+	})
+}

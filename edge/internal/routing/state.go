@@ -21,6 +21,10 @@ type memberState struct {
 	coolUntil  time.Time
 	coolKind   FailureKind
 	coolReason string
+	// softCool marks a cooldown after an isolated 5xx (see apply): the
+	// member is skipped while others can take calls, but tried as a last
+	// resort instead of failing a call.
+	softCool bool
 	// streak counts consecutive refusals without a success (R-FAIL-2).
 	streak int
 	spent  bool
@@ -67,7 +71,7 @@ func (ms *memberState) cool(now, until time.Time, max time.Duration, kind Failur
 		until = lim
 	}
 	if until.After(ms.coolUntil) {
-		ms.coolUntil, ms.coolKind, ms.coolReason = until, kind, reason
+		ms.coolUntil, ms.coolKind, ms.coolReason, ms.softCool = until, kind, reason, false
 	}
 }
 
@@ -113,12 +117,24 @@ func (ms *memberState) apply(v Verdict, rl *RateLimits, now time.Time, rec Recov
 		}
 		ms.cool(now, until, rec.CooldownMax, v.Kind, v.Reason)
 	case KindServerError:
+		// R-FAIL-4 cools the member 5 s. Weir's one refinement, found with
+		// the simulator: an isolated 5xx (the member's last answer was a
+		// success, and it names no time) is often one bad request, not a sick
+		// deployment. Such a member is skipped like any cooling member while
+		// another can take the call, but tried as a last resort rather than
+		// failing a call with weir_pool_cooling. A second 5xx in a row, or a
+		// named retry time, cools it as the rule says.
+		isolated := ms.streak == 0 && v.Until.IsZero()
 		ms.streak++
 		until := now.Add(ServerErrorCooldown)
 		if v.Until.After(until) {
 			until = v.Until
 		}
+		wasCooling := ms.cooling(now)
 		ms.cool(now, until, rec.CooldownMax, v.Kind, v.Reason)
+		if isolated && !wasCooling && ms.coolUntil.Equal(until) {
+			ms.softCool = true
+		}
 	case KindTransport, KindTimeout, KindUnknownOutcome:
 		ms.streak++
 		ms.cool(now, now.Add(TransportCooldown), rec.CooldownMax, v.Kind, v.Reason)
@@ -144,7 +160,7 @@ func (s *States) Reset(memberID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ms := s.get(memberID)
-	ms.coolUntil, ms.coolKind, ms.coolReason = time.Time{}, 0, ""
+	ms.coolUntil, ms.coolKind, ms.coolReason, ms.softCool = time.Time{}, 0, "", false
 	ms.streak, ms.run401, ms.spent, ms.disabled = 0, 0, false, false
 	ms.keyUnavailableUntil = time.Time{}
 }
