@@ -68,15 +68,21 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 }
 
 // RelaySSE copies Messages stream events to out, flushing each, and folds
-// their usage (message_start, message_delta). An "error" event from the
-// provider is passed on and ends the relay as a cut stream.
+// their usage (message_start, message_delta). A stream that ends before
+// message_stop is reported as cut (io.ErrUnexpectedEOF).
 func RelaySSE(rd *wire.SSEReader, out wire.Out) (routing.Usage, error) {
 	var usage routing.Usage
+	stopped := false
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, io.EOF) {
+			if !stopped {
+				// A stream that ends before message_stop was cut (R-FAIL-11).
+				return usage, io.ErrUnexpectedEOF
+			}
 			return usage, nil
 		}
+		stopped = stopped || ev.Name == "message_stop"
 		if err != nil {
 			return usage, err
 		}

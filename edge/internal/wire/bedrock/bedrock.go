@@ -110,9 +110,14 @@ func RelayEventStream(r io.Reader, out wire.Out) (routing.Usage, error) {
 	var usage routing.Usage
 	buf := make([]byte, 0, 16<<10)
 	var line []byte
+	stopped := false
 	for {
 		msg, err := dec.Decode(r, buf)
 		if errors.Is(err, io.EOF) {
+			if !stopped {
+				// A stream that ends before message_stop was cut (R-FAIL-11).
+				return usage, io.ErrUnexpectedEOF
+			}
 			return usage, nil
 		}
 		if err != nil {
@@ -156,6 +161,7 @@ func RelayEventStream(r io.Reader, out wire.Out) (routing.Usage, error) {
 			continue
 		}
 		wire.AnthropicStreamUsage(&usage, ev.Type, data)
+		stopped = stopped || ev.Type == "message_stop"
 		line = append(line[:0], "event: "...)
 		line = append(line, ev.Type...)
 		line = append(line, "\ndata: "...)

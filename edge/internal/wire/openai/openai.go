@@ -120,11 +120,19 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 	out.Start(resp.StatusCode, h)
 	rd := wire.NewSSEReader(resp.Body)
 	var usage routing.Usage
+	done := false
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, io.EOF) {
+			if !done {
+				// A stream that ends before its last event was cut (R-FAIL-11).
+				return usage, io.ErrUnexpectedEOF
+			}
 			return usage, nil
 		}
+		// Chat completions end with "data: [DONE]"; the Responses API with a
+		// terminal response event.
+		done = done || string(ev.Data) == "[DONE]" || ev.Name == "response.completed" || ev.Name == "response.failed" || ev.Name == "response.incomplete"
 		if err != nil {
 			return usage, err
 		}

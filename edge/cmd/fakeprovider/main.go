@@ -1,0 +1,142 @@
+// Command fakeprovider serves a fake LLM provider (OpenAI, Azure OpenAI,
+// Anthropic and Bedrock wire formats) for local runs and benchmarks. It is
+// the binary form of weir.dev/edge/internal/fakeprovider.
+//
+// Usage:
+//
+//	fakeprovider [-addr 127.0.0.1:9090] [-flavor all] [-rpm N] [-itpm N] [-otpm N]
+//	             [-latency D] [-token-delay D] [-tokens N] [-cached N] [-fault F]
+//
+// The key it accepts comes from FAKEPROVIDER_API_KEY (any non-empty key when
+// unset) and the secret Bedrock signatures are checked with from
+// FAKEPROVIDER_AWS_SECRET_ACCESS_KEY (any signature when unset), so that no
+// secret appears on a command line. SIGINT or SIGTERM stops it, letting
+// requests in flight finish for up to five seconds.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"weir.dev/edge/internal/fakeprovider"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// shutdownGrace bounds how long requests in flight may run after a signal.
+const shutdownGrace = 5 * time.Second
+
+// config is the command's configuration.
+type config struct {
+	Addr       string
+	Flavor     string
+	RPM        int
+	InputTPM   int
+	OutputTPM  int
+	Latency    time.Duration
+	TokenDelay time.Duration
+	Tokens     int
+	Cached     int
+	Fault      string
+	APIKey     string
+	AWSSecret  string
+}
+
+// Validate reports every problem of c.
+func (c config) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("-addr is empty"))
+	}
+	if _, err := fakeprovider.ParseFlavor(c.Flavor); err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"-rpm", c.RPM}, {"-itpm", c.InputTPM}, {"-otpm", c.OutputTPM}, {"-tokens", c.Tokens}, {"-cached", c.Cached}} {
+		if n.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", n.name, n.v))
+		}
+	}
+	if c.Latency < 0 || c.TokenDelay < 0 {
+		errs = append(errs, errors.New("-latency and -token-delay must not be negative"))
+	}
+	if _, err := fakeprovider.ParseFault(c.Fault); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// run parses args, serves until ctx is done and returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fakeprovider", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := config{APIKey: getenv("FAKEPROVIDER_API_KEY"), AWSSecret: getenv("FAKEPROVIDER_AWS_SECRET_ACCESS_KEY")}
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9090", "address to listen on (port 0 picks a free one)")
+	fs.StringVar(&cfg.Flavor, "flavor", "all", "wire format served: openai, azure, anthropic, bedrock or all")
+	fs.IntVar(&cfg.RPM, "rpm", 0, "requests per minute (0: unlimited)")
+	fs.IntVar(&cfg.InputTPM, "itpm", 0, "input tokens per minute (0: unlimited)")
+	fs.IntVar(&cfg.OutputTPM, "otpm", 0, "output tokens per minute (0: unlimited)")
+	fs.DurationVar(&cfg.Latency, "latency", 0, "time to first byte of each answer")
+	fs.DurationVar(&cfg.TokenDelay, "token-delay", 0, "time per output token")
+	fs.IntVar(&cfg.Tokens, "tokens", fakeprovider.DefaultTokens, "output tokens per answer")
+	fs.IntVar(&cfg.Cached, "cached", 0, "prompt tokens reported as read from the cache")
+	fs.StringVar(&cfg.Fault, "fault", "none", "fault on every request: 429, 429-ms, 429-bare, quota, not-ready, 500, 503, 529, 502, 504, 401, reset, slow:2s, cut:3, hang …")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fakeprovider: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "fakeprovider: %v\n", err)
+		return 2
+	}
+	flavor, _ := fakeprovider.ParseFlavor(cfg.Flavor)
+	fault, _ := fakeprovider.ParseFault(cfg.Fault)
+
+	srv := fakeprovider.New(fakeprovider.Options{
+		Flavor:             flavor,
+		Limits:             fakeprovider.Limits{RPM: cfg.RPM, InputTPM: cfg.InputTPM, OutputTPM: cfg.OutputTPM},
+		Latency:            cfg.Latency,
+		TokenDelay:         cfg.TokenDelay,
+		Tokens:             cfg.Tokens,
+		CachedTokens:       cfg.Cached,
+		APIKey:             cfg.APIKey,
+		AWSSecretAccessKey: cfg.AWSSecret,
+	})
+	srv.SetSticky(fault)
+	url, err := srv.Listen(cfg.Addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "fakeprovider: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "fakeprovider: serving %s on %s (fault %s)\n", flavor, url, fault)
+
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintf(stderr, "fakeprovider: shutdown: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "fakeprovider: stopped after %d requests\n", srv.Total())
+	return 0
+}

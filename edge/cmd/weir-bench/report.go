@@ -1,0 +1,265 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// pooled is every round of one target at one rate taken together.
+type pooled struct {
+	res      loadResult
+	cpu      time.Duration
+	fakeCPU  time.Duration
+	requests int
+}
+
+// cpuPerReq is the proxy process's CPU time per request, in µs.
+func (p *pooled) cpuPerReq() float64 { return us(p.cpu) / float64(max(p.requests, 1)) }
+
+// fakePerReq is the fake's CPU time per request, in µs.
+func (p *pooled) fakePerReq() float64 { return us(p.fakeCPU) / float64(max(p.requests, 1)) }
+
+// pool merges runs by rate and target.
+func pool(runs []*measured) map[int]map[string]*pooled {
+	out := map[int]map[string]*pooled{}
+	for _, m := range runs {
+		if out[m.rate] == nil {
+			out[m.rate] = map[string]*pooled{}
+		}
+		p := out[m.rate][m.target]
+		if p == nil {
+			p = &pooled{}
+			out[m.rate][m.target] = p
+		}
+		p.res.merge(m.res)
+		p.res.Rate = m.res.Rate
+		p.cpu += m.cpu
+		p.fakeCPU += m.fakeCPU
+		p.requests += m.requests()
+	}
+	return out
+}
+
+// sortedRates returns the keys of a pool in order.
+func sortedRates(p map[int]map[string]*pooled) []int {
+	var rates []int
+	for r := range p {
+		rates = append(rates, r)
+	}
+	slices.Sort(rates)
+	return rates
+}
+
+// ratio renders a/b as "1.23×", or "–" when b is zero.
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+// signedMs renders a duration difference in milliseconds with its sign.
+func signedMs(d time.Duration) string { return fmt.Sprintf("%+.3f", ms(d)) }
+
+// maxCell renders a maximum sustainable rate.
+func maxCell(m *maxRate) string {
+	if m == nil {
+		return "–"
+	}
+	if m.failedAt == 0 {
+		return fmt.Sprintf("≥ %d", m.best)
+	}
+	return fmt.Sprintf("%d", m.best)
+}
+
+// renderReport returns the Markdown report.
+func renderReport(r *results) string {
+	var b strings.Builder
+	cfg := r.cfg
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	chat, stream := pool(r.chat), pool(r.stream)
+	ref := nearest(cfg.Rates, 2000)
+	sref := cfg.StreamRates[len(cfg.StreamRates)-1]
+
+	p("## weir-bench: edge vs bare httputil.ReverseProxy\n\n")
+	p("%s, %d CPUs, %s/%s, %s. Everything on 127.0.0.1: fake provider (no latency, no limits), edge (standalone, one pool member), bare `httputil.ReverseProxy` (tuned transport, body read before forwarding) and the open-loop load generator share the machine. Non-streaming bodies are %d B; streams carry %d tokens at %v a token. Mode: %s. Took %s. Load average before %s, after %s (other work on the machine skews every figure).\n\n",
+		r.started.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
+		bodySize, cfg.Tokens, cfg.TokenDelay, mode(cfg), r.took.Round(time.Second), r.loadBefore, r.loadAfter)
+
+	// Summary.
+	p("### Summary\n\n")
+	p("| measure | edge | bare proxy | edge / proxy |\n|---|---:|---:|---:|\n")
+	if c := chat[ref]; c != nil && c["edge"] != nil && c["proxy"] != nil {
+		e, x, d := c["edge"], c["proxy"], c["direct"]
+		p("| CPU per request, non-streaming at %d rps (µs) | %.0f | %.0f | **%s** |\n", ref, e.cpuPerReq(), x.cpuPerReq(), ratio(e.cpuPerReq(), x.cpuPerReq()))
+		if d != nil {
+			ep, xp, dp := percentile(e.res.Latency, 50), percentile(x.res.Latency, 50), percentile(d.res.Latency, 50)
+			e9, x9, d9 := percentile(e.res.Latency, 99), percentile(x.res.Latency, 99), percentile(d.res.Latency, 99)
+			p("| added p50 latency at %d rps vs direct (ms) | %s | %s | %s |\n", ref, signedMs(ep-dp), signedMs(xp-dp), ratio(ms(ep-dp), ms(xp-dp)))
+			p("| added p99 latency at %d rps vs direct (ms; noisy here) | %s | %s | %s |\n", ref, signedMs(e9-d9), signedMs(x9-d9), ratio(ms(e9-d9), ms(x9-d9)))
+		}
+		p("| error rate at %d rps | %.3f %% | %.3f %% | |\n", ref, 100*e.res.ErrorRate(), 100*x.res.ErrorRate())
+	}
+	if r.max != nil {
+		e, x := r.max["edge"], r.max["proxy"]
+		p("| max sustainable rate (rps; direct to fake: %s) | %s | %s | **%s** |\n", maxCell(r.max["direct"]), maxCell(e), maxCell(x), ratio(float64(e.best), float64(x.best)))
+	}
+	if s := stream[sref]; s != nil && s["edge"] != nil && s["proxy"] != nil {
+		e, x, d := s["edge"], s["proxy"], s["direct"]
+		p("| CPU per stream at %d streams/s (µs) | %.0f | %.0f | **%s** |\n", sref, e.cpuPerReq(), x.cpuPerReq(), ratio(e.cpuPerReq(), x.cpuPerReq()))
+		if d != nil {
+			et, xt, dt := percentile(e.res.TTFB, 50), percentile(x.res.TTFB, 50), percentile(d.res.TTFB, 50)
+			p("| added time to first byte p50 at %d streams/s (ms) | %s | %s | %s |\n", sref, signedMs(et-dt), signedMs(xt-dt), ratio(ms(et-dt), ms(xt-dt)))
+		}
+	}
+	cut := map[string]int{}
+	for _, m := range r.stream {
+		cut[m.target] += m.res.Cut
+	}
+	p("| cut streams, all streaming runs (must be 0) | %d | %d | |\n", cut["edge"], cut["proxy"])
+	mem := map[string]*memory{}
+	for _, m := range r.mem {
+		mem[m.target] = m
+	}
+	if e, x := mem["edge"], mem["proxy"]; e != nil && x != nil {
+		p("| RSS with %d open streams (MiB; idle before) | %.1f (%.1f) | %.1f (%.1f) | **%s** |\n", cfg.Streams, mib(e.with), mib(e.before), mib(x.with), mib(x.before), ratio(mib(e.with), mib(x.with)))
+		p("| RSS growth per open stream (KiB) | %.1f | %.1f | %s |\n", perStream(e), perStream(x), ratio(perStream(e), perStream(x)))
+	}
+	p("\nCPU per request is the utime+stime delta of the process (`/proc/<pid>/stat`) over the requests of its runs; the maximum sustainable rate is the highest step (%d rps apart) with ≤ 0.1 %% errors, ≥ 95 %% of the rate achieved and p99 ≤ %v, a failed step tried twice. Latencies count from each request's scheduled send time. p99 swings several-fold between repetitions on this machine; judge by CPU per request and the maximum rate. Allocations per call: see the `go test -bench` output above the table (`make bench`).\n\n",
+		cfg.Step, cfg.P99Bound)
+
+	// Non-streaming detail.
+	p("### Non-streaming chat, %d B body, fixed rates (%d × %v per target, interleaved)\n\n", bodySize, cfg.Rounds, cfg.Duration)
+	p("| rate | target | achieved rps | errors | p50 ms | p99 ms | added p50 ms | added p99 ms | CPU µs/req | fake CPU µs/req |\n")
+	p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, rate := range sortedRates(chat) {
+		d := chat[rate]["direct"]
+		for _, name := range []string{"direct", "edge", "proxy"} {
+			x := chat[rate][name]
+			if x == nil {
+				continue
+			}
+			p50, p99 := percentile(x.res.Latency, 50), percentile(x.res.Latency, 99)
+			add50, add99, cpu := "–", "–", "–"
+			if d != nil && name != "direct" {
+				add50 = signedMs(p50 - percentile(d.res.Latency, 50))
+				add99 = signedMs(p99 - percentile(d.res.Latency, 99))
+				cpu = fmt.Sprintf("%.0f", x.cpuPerReq())
+			}
+			p("| %d | %s | %.0f | %s | %.3f | %.3f | %s | %s | %s | %.0f |\n", rate, name, achievedMean(x), errCell(&x.res), ms(p50), ms(p99), add50, add99, cpu, x.fakePerReq())
+		}
+	}
+
+	// Streaming detail.
+	p("\n### Streaming chat, %d tokens at %v a token, fixed rates (%d × %v per target, interleaved)\n\n", cfg.Tokens, cfg.TokenDelay, cfg.Rounds, cfg.Duration)
+	p("| rate | target | achieved streams/s | errors | cut | TTFB p50 ms | TTFB p99 ms | added TTFB p50 ms | added TTFB p99 ms | end p50 ms | CPU µs/stream |\n")
+	p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, rate := range sortedRates(stream) {
+		d := stream[rate]["direct"]
+		for _, name := range []string{"direct", "edge", "proxy"} {
+			x := stream[rate][name]
+			if x == nil {
+				continue
+			}
+			t50, t99 := percentile(x.res.TTFB, 50), percentile(x.res.TTFB, 99)
+			add50, add99, cpu := "–", "–", "–"
+			if d != nil && name != "direct" {
+				add50 = signedMs(t50 - percentile(d.res.TTFB, 50))
+				add99 = signedMs(t99 - percentile(d.res.TTFB, 99))
+				cpu = fmt.Sprintf("%.0f", x.cpuPerReq())
+			}
+			p("| %d | %s | %.0f | %s | %d | %.3f | %.3f | %s | %s | %.3f | %s |\n", rate, name, achievedMean(x), errCell(&x.res), x.res.Cut, ms(t50), ms(t99), add50, add99, ms(percentile(x.res.Latency, 50)), cpu)
+		}
+	}
+
+	// Maximum rate.
+	if r.max != nil {
+		p("\n### Maximum sustainable rate (steps of %v; achieved rps / errors / p99 ms; ✗ = not sustainable)\n\n", cfg.StepDuration)
+		p("| rate | direct | edge | proxy |\n|---:|---|---|---|\n")
+		byRate := map[int]map[string][]*measured{}
+		for _, name := range []string{"direct", "edge", "proxy"} {
+			for _, m := range r.max[name].runs {
+				if byRate[m.rate] == nil {
+					byRate[m.rate] = map[string][]*measured{}
+				}
+				byRate[m.rate][name] = append(byRate[m.rate][name], m)
+			}
+		}
+		var rates []int
+		for rate := range byRate {
+			rates = append(rates, rate)
+		}
+		slices.Sort(rates)
+		for _, rate := range rates {
+			p("| %d |", rate)
+			for _, name := range []string{"direct", "edge", "proxy"} {
+				var cells []string
+				for _, m := range byRate[rate][name] {
+					mark := ""
+					if !sustainableRes(m.res, cfg.P99Bound) {
+						mark = " ✗"
+					}
+					cells = append(cells, fmt.Sprintf("%.0f / %.2f %% / %.1f%s", m.res.Achieved(), 100*m.res.ErrorRate(), ms(percentile(m.res.Latency, 99)), mark))
+				}
+				if len(cells) == 0 {
+					cells = []string{"–"}
+				}
+				p(" %s |", strings.Join(cells, "; "))
+			}
+			p("\n")
+		}
+	}
+
+	// Memory.
+	if len(r.mem) > 0 {
+		p("\n### Memory with %d concurrent streams (1 s a token, held open)\n\n", cfg.Streams)
+		p("| target | streams open | VmRSS before (MiB) | VmRSS with streams (MiB) | growth per stream (KiB) |\n|---|---:|---:|---:|---:|\n")
+		for _, m := range r.mem {
+			p("| %s | %d of %d | %.1f | %.1f | %.1f |\n", m.target, m.opened, m.wanted, mib(m.before), mib(m.with), perStream(m))
+		}
+	}
+	p("\nLoad generator CPU over the whole run: %.1f s.\n", r.selfCPU.Seconds())
+	return b.String()
+}
+
+// sustainableRes reports whether a step-up run passed: at most 0.1 % errors,
+// at least 95 % of the rate achieved, p99 within bound.
+func sustainableRes(res *loadResult, bound time.Duration) bool {
+	return res.ErrorRate() <= 0.001 && res.Achieved() >= 0.95*res.Rate && percentile(res.Latency, 99) <= bound
+}
+
+// achievedMean is the achieved rate of pooled rounds: their OK answers over
+// their spans.
+func achievedMean(p *pooled) float64 {
+	if p.res.Span <= 0 {
+		return 0
+	}
+	return float64(p.res.OK) / p.res.Span.Seconds()
+}
+
+// errCell renders an error rate and count.
+func errCell(r *loadResult) string {
+	if r.Errors == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.2f %% (%d)", 100*r.ErrorRate(), r.Errors)
+}
+
+// perStream is the RSS growth per open stream, in KiB.
+func perStream(m *memory) float64 {
+	if m.opened == 0 {
+		return 0
+	}
+	return float64(m.with-m.before) / 1024 / float64(m.opened)
+}
+
+// mode names the run's mode.
+func mode(cfg config) string {
+	if cfg.Quick {
+		return "-quick (smoke run; figures are rough)"
+	}
+	return "default"
+}

@@ -1,0 +1,115 @@
+package standalone
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestExampleConfigLoads(t *testing.T) {
+	t.Parallel()
+	c, err := Load("../../../examples/standalone.json", env(map[string]string{"DEMO_PROVIDER_KEY": "sk-demo"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tables) != 1 || c.Tables[0].Record("demo-pool") == nil || len(c.Tables[0].Record("demo-pool").Members) != 2 {
+		t.Fatalf("tables %+v", c.Tables)
+	}
+	v, err := c.Secrets.Get("demo", "demo-provider-key", "127.0.0.1:18081")
+	if err != nil || string(v) != "sk-demo" {
+		t.Fatalf("secret %q %v", v, err)
+	}
+}
+
+func TestRefusesBadConfigs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, body, want string }{
+		{"not json", `{`, "not a valid StandaloneConfig"},
+		{"unknown field", `{"tenantz":[]}`, "not a valid StandaloneConfig"},
+		{"secret without source", `{"secrets":[{"name":"k","hosts":["h"]}]}`, "give env or file"},
+		{"secret env unset", `{"secrets":[{"name":"k","hosts":["h"],"env":"NOPE"}]}`, "NOPE is empty"},
+		{"invalid record", `{"tenants":[{"tenant":{"id":"t","name":"t"},"records":[{"id":"r","name":"BAD NAME","wireFormat":"WIRE_FORMAT_OPENAI","baseUrl":"ftp://x"}]}]}`, `tenant "t"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tc.body), env(nil), func(string) ([]byte, error) { return nil, errors.New("no file") })
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "weir.json")
+	good, err := os.ReadFile("../../../examples/standalone.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var applied []*Config
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Watch(ctx, path, 20*time.Millisecond, env(map[string]string{"DEMO_PROVIDER_KEY": "k"}), slog.New(slog.NewTextHandler(io.Discard, nil)), func(c *Config) {
+			mu.Lock()
+			applied = append(applied, c)
+			mu.Unlock()
+		})
+	}()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(applied) }
+	waitFor := func(n int) {
+		deadline := time.Now().Add(3 * time.Second)
+		for count() < n && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor(1)
+	if count() != 1 {
+		t.Fatal("first config not applied")
+	}
+	// An invalid file is refused: nothing new applied.
+	time.Sleep(30 * time.Millisecond)
+	if err := os.WriteFile(path, []byte(`{"tenants": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if count() != 1 {
+		t.Fatal("an invalid config was applied")
+	}
+	// A changed valid file is applied.
+	changed := strings.Replace(string(good), `"weight": 2`, `"weight": 3`, 1)
+	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(2)
+	if count() != 2 {
+		t.Fatal("changed config not applied")
+	}
+	mu.Lock()
+	w := applied[1].Tables[0].Record("demo-pool").Members[0].Weight
+	mu.Unlock()
+	if w != 3 {
+		t.Fatalf("weight %d after reload", w)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
