@@ -65,6 +65,10 @@ check-generate:
 tidy:
 	@for m in $(MODULES); do (cd $$m && go mod tidy); done
 
+## run: Weir on this machine (standalone edge and two fake provider deployments).
+run:
+	@scripts/run-standalone.sh
+
 pg-dsn:
 	@cd db && go run ./cmd/weir-pg ensure
 

@@ -20,8 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,6 +53,7 @@ type config struct {
 	Tokens     int
 	Cached     int
 	Fault      string
+	Control    string
 	APIKey     string
 	AWSSecret  string
 }
@@ -94,6 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&cfg.TokenDelay, "token-delay", 0, "time per output token")
 	fs.IntVar(&cfg.Tokens, "tokens", fakeprovider.DefaultTokens, "output tokens per answer")
 	fs.IntVar(&cfg.Cached, "cached", 0, "prompt tokens reported as read from the cache")
+	fs.StringVar(&cfg.Control, "control", "", "address of a control endpoint (loopback): POST /fault with a fault spec such as 429 or none sets the fault of every request")
 	fs.StringVar(&cfg.Fault, "fault", "none", "fault on every request: 429, 429-ms, 429-bare, quota, not-ready, 500, 503, 529, 502, 504, 401, reset, slow:2s, cut:3, hang …")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -129,6 +134,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	fmt.Fprintf(stdout, "fakeprovider: serving %s on %s (fault %s)\n", flavor, url, fault)
+	if cfg.Control != "" {
+		ctl, err := serveControl(cfg.Control, srv)
+		if err != nil {
+			fmt.Fprintf(stderr, "fakeprovider: control: %v\n", err)
+			return 1
+		}
+		defer ctl.Close()
+		fmt.Fprintf(stdout, "fakeprovider: control on http://%s/fault\n", cfg.Control)
+	}
 
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -139,4 +153,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fmt.Fprintf(stdout, "fakeprovider: stopped after %d requests\n", srv.Total())
 	return 0
+}
+
+// serveControl serves POST /fault on addr: the body is a fault spec
+// (fakeprovider.ParseFault) that every following request plays, "none" to
+// clear it. It lets a person force a member to 429 in a demo.
+func serveControl(addr string, srv *fakeprovider.Server) (*http.Server, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /fault", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 256))
+		f, err := fakeprovider.ParseFault(strings.TrimSpace(string(b)))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		srv.SetSticky(f)
+		fmt.Fprintf(w, "fault %s\n", f)
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return hs, nil
 }
