@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"weir.dev/edge/internal/fakeprovider"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func writeConfig(t *testing.T, upstream string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte("k-test"))
+	cfg := fmt.Sprintf(`{"tenants":[{"version":"1","tenant":{"id":"t","name":"t"},
+ "apiKeys":[{"id":"k","name":"k","sha256":"%s"}],
+ "records":[{"id":"r","name":"pool","tenantId":"t","wireFormat":"WIRE_FORMAT_OPENAI",
+  "models":[{"name":"gpt-x","kind":"MODEL_KIND_CHAT"}],"auth":{"kind":"AUTH_KIND_API_KEY","header":"authorization"},"keySecret":"s",
+  "members":[{"name":"a","baseUrl":"%s/v1"}]}]}],
+ "secrets":[{"name":"s","tenantId":"t","hosts":["127.0.0.1"],"env":"TEST_KEY"}]}`, base64.StdEncoding.EncodeToString(sum[:]), upstream)
+	p := filepath.Join(t.TempDir(), "weir.json")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	// Item 9 of the edge issue: on shutdown the edge stops accepting, lets
+	// in-flight streams finish within the grace period, and exits 0.
+	fake := fakeprovider.New(fakeprovider.Options{Tokens: 20, TokenDelay: 50 * time.Millisecond})
+	up, err := fake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	getenv := func(k string) string {
+		if k == "TEST_KEY" {
+			return "sk-x"
+		}
+		return ""
+	}
+	go func() {
+		done <- run(ctx, []string{"--config", writeConfig(t, up), "--listen", addr, "--admin-listen", "", "--shutdown-grace", "10s"}, getenv, io.Discard, &stderr)
+	}()
+	for i := 0; ; i++ {
+		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if i > 100 {
+			t.Fatalf("edge not ready: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer k-test")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	if _, err := rd.ReadString('\n'); err != nil { // the stream has begun
+		t.Fatal(err)
+	}
+	cancel() // SIGTERM
+	rest, err := io.ReadAll(rd)
+	if err != nil || !strings.Contains(string(rest), "data: [DONE]") {
+		t.Fatalf("in-flight stream cut by shutdown: %v %q", err, rest)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("edge did not exit")
+	}
+	if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+		c.Close()
+		t.Fatal("edge still accepting after shutdown")
+	}
+}
+
+func TestBadUsage(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--listen", ":0"}, func(string) string { return "" }, io.Discard, &stderr); code != 2 {
+		t.Fatalf("exit %d without --config", code)
+	}
+	if code := run(context.Background(), []string{"--config", "/nonexistent.json"}, func(string) string { return "" }, io.Discard, &stderr); code != 1 {
+		t.Fatalf("exit %d for a missing file", code)
+	}
+}
