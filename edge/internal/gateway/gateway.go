@@ -118,6 +118,9 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// Metrics are the gateway's Prometheus metrics (R-OBS-3).
+func (g *Gateway) Metrics() *Metrics { return g.cfg.Metrics }
+
 // States is the edge's member state (for views and operator resets).
 func (g *Gateway) States() *routing.States { return g.cfg.States }
 
