@@ -449,9 +449,9 @@ func (r *rig) memoryWithStreams(ctx context.Context, t *target, n int) (*memory,
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// profileEdge saves a CPU profile of the edge taken under non-streaming
-// load at rate.
-func (r *rig) profileEdge(ctx context.Context, path string, rate int, body []byte) error {
+// profileEdge saves a CPU profile of the edge taken under load at rate
+// (streams when stream is set).
+func (r *rig) profileEdge(ctx context.Context, path string, rate int, body []byte, stream bool) error {
 	secs := 8
 	if r.cfg.Quick {
 		secs = 2
@@ -482,7 +482,7 @@ func (r *rig) profileEdge(ctx context.Context, path string, rate int, body []byt
 		_, err = io.Copy(f, resp.Body)
 		errc <- errors.Join(err, f.Close())
 	}()
-	spec := loadSpec{Body: body, Rate: float64(rate), Duration: time.Duration(secs+1) * time.Second, Conns: r.cfg.Conns}
+	spec := loadSpec{Body: body, Stream: stream, Rate: float64(rate), Duration: time.Duration(secs+1) * time.Second, Conns: 2 * r.cfg.Conns}
 	m, err := r.measure(ctx, r.edgeT, spec, 1)
 	if err != nil {
 		return err
@@ -491,7 +491,7 @@ func (r *rig) profileEdge(ctx context.Context, path string, rate int, body []byt
 	if err := <-errc; err != nil {
 		return err
 	}
-	fmt.Fprintf(r.log, "profile   edge CPU profile at %d/s saved to %s\n", rate, path)
+	fmt.Fprintf(r.log, "profile   edge CPU profile at %d/s (stream %v) saved to %s\n", rate, stream, path)
 	return nil
 }
 
@@ -547,7 +547,7 @@ func bench(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	if cfg.Profile != "" {
-		if err := r.profileEdge(ctx, cfg.Profile, nearest(cfg.Rates, 2000), chat); err != nil {
+		if err := r.profileEdge(ctx, cfg.Profile, nearest(cfg.Rates, 2000), chat, false); err != nil {
 			return err
 		}
 	}
@@ -562,6 +562,13 @@ func bench(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	if res.stream, err = r.fixedRates(ctx, "stream", cfg.StreamRates, stream, true, 2*cfg.Conns); err != nil {
 		return err
+	}
+	if cfg.Profile != "" {
+		ext := filepath.Ext(cfg.Profile)
+		path := strings.TrimSuffix(cfg.Profile, ext) + "-stream" + ext
+		if err := r.profileEdge(ctx, path, cfg.StreamRates[len(cfg.StreamRates)-1], stream, true); err != nil {
+			return err
+		}
 	}
 
 	// Memory: streams a second per token stay open while RSS is read.

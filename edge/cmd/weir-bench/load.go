@@ -62,8 +62,8 @@ type loadResult struct {
 	Cut int
 	// Unsent counts requests the deadline caught before they were sent.
 	Unsent int
-	// Span is from the first scheduled send to the last answer's end, at
-	// least the schedule's own length.
+	// Span is the window in which the OK answers ended plus one interval,
+	// at least the schedule's own length; Achieved divides by it.
 	Span time.Duration
 	// Latency holds, for each OK request, the time from its scheduled send
 	// to its answer's last byte; TTFB to its answer's first body byte.
@@ -203,7 +203,7 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) *loadResul
 	wg.Wait()
 
 	res := &loadResult{Rate: spec.Rate, Scheduled: n, ErrorKinds: map[string]int{}}
-	last := schedEnd
+	var first, last time.Time
 	done := 0
 	for _, list := range outs {
 		for _, o := range list {
@@ -213,6 +213,9 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) *loadResul
 				res.OK++
 				res.Latency = append(res.Latency, o.latency)
 				res.TTFB = append(res.TTFB, o.ttfb)
+				if first.IsZero() || o.finishedT.Before(first) {
+					first = o.finishedT
+				}
 				if o.finishedT.After(last) {
 					last = o.finishedT
 				}
@@ -234,12 +237,20 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) *loadResul
 		res.Unsent += missing
 		res.ErrorKinds["unsent"] += missing
 	}
-	res.Span = last.Sub(start)
+	// The span is the window the answers came in, plus one interval (n
+	// answers due 1/rate apart take n intervals), and at least the
+	// schedule: answers that keep up arrive at the rate, answers held up
+	// spread over a longer window. Long requests (streams) do not lower
+	// the rate by their length.
+	res.Span = schedEnd.Sub(start)
+	if res.OK > 0 {
+		res.Span = max(res.Span, last.Sub(first)+time.Duration(interval))
+	}
 	return res
 }
 
 // doneMarker ends every complete OpenAI stream.
-var doneMarker = []byte("data: [DONE]")
+const doneMarker = "data: [DONE]"
 
 // doRequest sends one request due at at and reads its answer.
 func doRequest(ctx context.Context, client *http.Client, spec loadSpec, at time.Time, buf []byte) outcome {
@@ -293,7 +304,7 @@ func doRequest(ctx context.Context, client *http.Client, spec loadSpec, at time.
 	if first.IsZero() {
 		first = end
 	}
-	if spec.Stream && !bytes.HasSuffix(bytes.TrimRight(tail, "\r\n"), doneMarker) {
+	if spec.Stream && !bytes.HasSuffix(bytes.TrimRight(tail, "\r\n"), []byte(doneMarker)) {
 		return outcome{cut: true, kind: "cut: no [DONE]"}
 	}
 	return outcome{ok: true, latency: end.Sub(at), ttfb: first.Sub(at), finishedT: end}

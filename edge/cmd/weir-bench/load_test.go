@@ -137,8 +137,16 @@ func TestLoadCountsStatusesAndDeadline(t *testing.T) {
 
 	// A server that never answers: everything still out at the deadline
 	// is an error, and the run ends within schedule + drain.
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
 	defer hang.Close()
+	defer close(release)
 	start := time.Now()
 	res = runLoad(context.Background(), client, loadSpec{URL: hang.URL, Header: http.Header{}, Body: []byte("{}"), Rate: 50, Duration: 200 * time.Millisecond, Conns: 4, Drain: 300 * time.Millisecond})
 	if took := time.Since(start); took > 2*time.Second {
@@ -228,6 +236,40 @@ func TestChatBodyIsOneKilobyte(t *testing.T) {
 		b := chatBody(bodySize, stream)
 		if len(b) != bodySize || bytes.Contains(b, []byte(`"stream":true`)) != stream {
 			t.Errorf("stream %v: %d bytes %.80s", stream, len(b), b)
+		}
+	}
+}
+
+func TestReportRenders(t *testing.T) {
+	t.Parallel()
+	cfg := defaults(true)
+	mk := func(target string, rate int, lat time.Duration, cut int) *measured {
+		res := &loadResult{Rate: float64(rate), Scheduled: 100, OK: 100, Cut: cut, Span: time.Second, ErrorKinds: map[string]int{}}
+		for range 100 {
+			res.Latency = append(res.Latency, lat)
+			res.TTFB = append(res.TTFB, lat/2)
+		}
+		return &measured{target: target, rate: rate, round: 1, res: res, cpu: 30 * time.Millisecond, fakeCPU: 10 * time.Millisecond}
+	}
+	var chat, stream []*measured
+	for _, rate := range cfg.Rates {
+		chat = append(chat, mk("direct", rate, time.Millisecond, 0), mk("edge", rate, 1300*time.Microsecond, 0), mk("proxy", rate, 1200*time.Microsecond, 0))
+	}
+	stream = append(stream, mk("direct", 200, 40*time.Millisecond, 0), mk("edge", 200, 41*time.Millisecond, 1), mk("proxy", 200, 41*time.Millisecond, 0))
+	out := renderReport(&results{
+		cfg: cfg, chat: chat, stream: stream,
+		max: map[string]*maxRate{"direct": {target: "direct", best: 3000}, "edge": {target: "edge", best: 2000, failedAt: 3000}, "proxy": {target: "proxy", best: 3000}},
+		mem: []*memory{{target: "edge", before: 30 << 20, with: 40 << 20, opened: 200, wanted: 200}, {target: "proxy", before: 20 << 20, with: 25 << 20, opened: 200, wanted: 200}},
+	})
+	for _, want := range []string{
+		"| CPU per request, non-streaming at 2000 rps (µs) | 300 | 300 | **1.00×** |",
+		"| added p50 latency vs direct (ms) at 500 / 2000 rps | +0.300 / +0.300 | +0.200 / +0.200 | 1.50× / 1.50× |",
+		"| max sustainable rate (rps; direct to fake: ≥ 3000) | 2000 | ≥ 3000 | **≤ 0.67×** |",
+		"| cut streams, all streaming runs (must be 0) | 1 | 0 | |",
+		"| RSS growth per open stream (KiB) | 51.2 | 25.6 | 2.00× |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
 }

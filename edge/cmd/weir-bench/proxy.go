@@ -43,6 +43,7 @@ func newBareProxy(upstream *url.URL) (http.Handler, *http.Transport) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		r.TransferEncoding = nil // sent with a Content-Length now
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		rp.ServeHTTP(w, r)
 	})

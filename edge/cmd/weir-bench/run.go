@@ -154,7 +154,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.FakeBin, "fake", filepath.Join(dir, "fakeprovider"), "the fake provider binary")
 	fs.StringVar(&c.SelfBin, "self", self, "the weir-bench binary, run as the bare reverse proxy")
 	fs.StringVar(&c.Out, "out", "", "also write the report to this file")
-	fs.StringVar(&c.Profile, "cpuprofile", "", "after the measurements, save a CPU profile of the edge under load to this file")
+	fs.StringVar(&c.Profile, "cpuprofile", "", "save CPU profiles of the edge under non-streaming load (this file) and streaming load (the name with -stream before its extension)")
 	fs.BoolVar(&c.Quick, "quick", quick, "short runs and fewer steps, for a smoke run")
 	fs.Var(intList{&c.Rates}, "rates", "fixed non-streaming rates, requests per second")
 	fs.Var(intList{&c.StreamRates}, "stream-rates", "fixed streaming rates, streams per second")
