@@ -121,7 +121,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	tokenClient := &http.Client{Transport: transport, Timeout: upauth.TokenFetchTimeout}
 	signer := upauth.New(nil, tokenClient, time.Now)
 
-	var sink usage.Sink = usage.NewJSONLines(io.Discard)
+	var sink usage.Sink = usage.Discard{}
 	switch cfg.UsageLog {
 	case "":
 	case "-":

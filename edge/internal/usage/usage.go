@@ -85,3 +85,9 @@ func (j *JSONLines) Record(_ context.Context, rec *telemetryv1.CallRecord) error
 	_, err = j.w.Write(append(b, '\n'))
 	return err
 }
+
+// Discard drops every record; for an edge whose records are not wanted.
+type Discard struct{}
+
+// Record implements Sink.
+func (Discard) Record(context.Context, *telemetryv1.CallRecord) error { return nil }
