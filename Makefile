@@ -74,3 +74,12 @@ pg-dsn:
 
 sim:
 	cd edge && go run ./cmd/weir-sim
+
+## bench: the gateway's Go benchmarks (ns/op, B/op, allocs/op against a bare
+## httputil.ReverseProxy), then weir-bench's side-by-side load run of the edge
+## and a bare reverse proxy on loopback (≤ 5 minutes; BENCH_FLAGS=-quick for a
+## smoke run). The table is also written to edge/var/bench.md.
+bench:
+	cd edge && go test -run '^$$' -bench . -benchmem -count=1 ./internal/gateway
+	cd edge && go build -o var/bin/ ./cmd/edge ./cmd/fakeprovider ./cmd/weir-bench
+	cd edge && var/bin/weir-bench -edge var/bin/edge -fake var/bin/fakeprovider -self var/bin/weir-bench -out var/bench.md $(BENCH_FLAGS)

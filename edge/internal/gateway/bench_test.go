@@ -69,8 +69,9 @@ func benchFake(b *testing.B) *fakeprovider.Server {
 	return f
 }
 
-// benchGateway serves, as the edge binary does (JSON-lines sink, tuned
-// transport, default metrics), a gateway whose one pool member is fake.
+// benchGateway serves, as the edge binary does without --usage-log
+// (records discarded, tuned transport, default metrics), a gateway whose one
+// pool member is fake.
 func benchGateway(b *testing.B, fake *fakeprovider.Server) string {
 	b.Helper()
 	sum := sha256.Sum256([]byte(callerKey))
@@ -104,7 +105,7 @@ func benchGateway(b *testing.B, fake *fakeprovider.Server) string {
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
 		},
 		Signer: upauth.New(store, &http.Client{Transport: transport}, time.Now), SignErrorKind: upauth.Kind,
-		Transport: transport, Sink: usage.NewJSONLines(io.Discard), Metrics: gateway.NewMetrics(),
+		Transport: transport, Sink: usage.Discard{}, Metrics: gateway.NewMetrics(),
 	})
 	if err != nil {
 		b.Fatal(err)
