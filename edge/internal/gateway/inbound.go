@@ -35,7 +35,7 @@ var errBodyTooLarge = errors.New("request body too large")
 // readInbound reads and checks a caller's request body. Problems are
 // returned as the gateway's own 4xx errors (invalid_request), never panics.
 func readInbound(r *http.Request, ep routing.Endpoint, maxBody int64) (*Inbound, *routing.Error) {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	body, err := readBody(http.MaxBytesReader(nil, r.Body, maxBody), r.ContentLength, maxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -111,3 +111,17 @@ func apiKey(h http.Header) string {
 // reservations (R-HEAD-3, R-COST-1): about four bytes of body a token. It
 // overestimates for JSON overhead, which errs on the side of reserving more.
 func estimateInputTokens(body []byte) int64 { return int64(len(body)+3) / 4 }
+
+// readBody reads a request body whole, into a buffer sized from its
+// Content-Length when it gives one (no regrowing on the hot path).
+func readBody(r io.Reader, length, max int64) ([]byte, error) {
+	if length <= 0 || length > max {
+		return io.ReadAll(r)
+	}
+	// net/http ends a body at its Content-Length, so this is all of it.
+	b := make([]byte, length)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -3,6 +3,7 @@ package routing
 import (
 	"math"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -30,24 +31,24 @@ var rlFieldNames = [...]string{rlLimit: "limit", rlRemaining: "remaining", rlRes
 // and field; "" where a family has no such header.
 var rlKnownHeaders = [NumDims][3]struct{ anthropic, openai string }{
 	DimRequests: {
-		rlLimit:     {"anthropic-ratelimit-requests-limit", "x-ratelimit-limit-requests"},
-		rlRemaining: {"anthropic-ratelimit-requests-remaining", "x-ratelimit-remaining-requests"},
-		rlReset:     {"anthropic-ratelimit-requests-reset", "x-ratelimit-reset-requests"},
+		rlLimit:     {"Anthropic-Ratelimit-Requests-Limit", "X-Ratelimit-Limit-Requests"},
+		rlRemaining: {"Anthropic-Ratelimit-Requests-Remaining", "X-Ratelimit-Remaining-Requests"},
+		rlReset:     {"Anthropic-Ratelimit-Requests-Reset", "X-Ratelimit-Reset-Requests"},
 	},
 	DimInputTokens: {
-		rlLimit:     {"anthropic-ratelimit-input-tokens-limit", ""},
-		rlRemaining: {"anthropic-ratelimit-input-tokens-remaining", ""},
-		rlReset:     {"anthropic-ratelimit-input-tokens-reset", ""},
+		rlLimit:     {"Anthropic-Ratelimit-Input-Tokens-Limit", ""},
+		rlRemaining: {"Anthropic-Ratelimit-Input-Tokens-Remaining", ""},
+		rlReset:     {"Anthropic-Ratelimit-Input-Tokens-Reset", ""},
 	},
 	DimOutputTokens: {
-		rlLimit:     {"anthropic-ratelimit-output-tokens-limit", ""},
-		rlRemaining: {"anthropic-ratelimit-output-tokens-remaining", ""},
-		rlReset:     {"anthropic-ratelimit-output-tokens-reset", ""},
+		rlLimit:     {"Anthropic-Ratelimit-Output-Tokens-Limit", ""},
+		rlRemaining: {"Anthropic-Ratelimit-Output-Tokens-Remaining", ""},
+		rlReset:     {"Anthropic-Ratelimit-Output-Tokens-Reset", ""},
 	},
 	DimTokens: {
-		rlLimit:     {"anthropic-ratelimit-tokens-limit", "x-ratelimit-limit-tokens"},
-		rlRemaining: {"anthropic-ratelimit-tokens-remaining", "x-ratelimit-remaining-tokens"},
-		rlReset:     {"anthropic-ratelimit-tokens-reset", "x-ratelimit-reset-tokens"},
+		rlLimit:     {"Anthropic-Ratelimit-Tokens-Limit", "X-Ratelimit-Limit-Tokens"},
+		rlRemaining: {"Anthropic-Ratelimit-Tokens-Remaining", "X-Ratelimit-Remaining-Tokens"},
+		rlReset:     {"Anthropic-Ratelimit-Tokens-Reset", "X-Ratelimit-Reset-Tokens"},
 	},
 }
 
@@ -85,7 +86,7 @@ var rlKnownHeaders = [NumDims][3]struct{ anthropic, openai string }{
 //     or further than HintHorizon ahead is ignored.
 func ParseRateLimits(h http.Header, custom map[string]string, now time.Time) RateLimits {
 	var rl RateLimits
-	if len(h) == 0 {
+	if len(h) == 0 || (len(custom) == 0 && !hasRateLimitHeaders(h)) {
 		return rl
 	}
 	var declared map[string]string
@@ -104,9 +105,11 @@ func ParseRateLimits(h http.Header, custom map[string]string, now time.Time) Rat
 			var cands [3]string
 			var kinds [3]int // 0 custom, 1 anthropic, 2 openai
 			n := 0
-			if name := declared[d.String()+"-"+rlFieldNames[f]]; name != "" {
-				cands[n], kinds[n] = name, 0
-				n++
+			if declared != nil {
+				if name := declared[d.String()+"-"+rlFieldNames[f]]; name != "" {
+					cands[n], kinds[n] = name, 0
+					n++
+				}
 			}
 			k := rlKnownHeaders[d][f]
 			if k.anthropic != "" {
@@ -176,13 +179,29 @@ func rlSet(r *LimitReading, f rlField, kind int, v string, now time.Time) bool {
 // rlHeader returns the trimmed first value of header name, also when the
 // header map was built by hand with a lower-case (non-canonical) key.
 func rlHeader(h http.Header, name string) string {
-	v := h.Get(name)
-	if v == "" {
-		if vs := h[strings.ToLower(name)]; len(vs) > 0 {
-			v = vs[0]
+	vs := h[name] // known names are stored canonical: no allocation
+	if len(vs) == 0 {
+		vs = h[textproto.CanonicalMIMEHeaderKey(name)]
+	}
+	if len(vs) == 0 {
+		vs = h[strings.ToLower(name)]
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(vs[0])
+}
+
+// hasRateLimitHeaders reports whether h may hold a fixed-family rate-limit
+// header, so that answers without any (most error answers, Bedrock) cost a
+// scan of their header names and nothing else.
+func hasRateLimitHeaders(h http.Header) bool {
+	for k := range h {
+		if len(k) > 12 && (strings.EqualFold(k[:12], "x-ratelimit-") || (len(k) > 20 && strings.EqualFold(k[:20], "anthropic-ratelimit-"))) {
+			return true
 		}
 	}
-	return strings.TrimSpace(v)
+	return false
 }
 
 // rlCount parses a non-negative decimal integer of at most 18 digits (so it

@@ -204,3 +204,16 @@ func EditTop(b []byte, edits ...Edit) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// TopValue returns the raw JSON value of a top-level member of an object,
+// or nil when the member is absent.
+func TopValue(b []byte, key string) ([]byte, error) {
+	spans, _, err := topLevel(b)
+	if err != nil {
+		return nil, err
+	}
+	if sp, ok := spans[key]; ok {
+		return b[sp.valStart:sp.valEnd], nil
+	}
+	return nil, nil
+}

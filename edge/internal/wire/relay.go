@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -25,7 +23,12 @@ func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, 
 	h := http.Header{}
 	CopyPassHeaders(h, resp.Header)
 	if resp.ContentLength >= 0 && resp.ContentLength <= maxBufferedBody {
-		body, err := io.ReadAll(resp.Body)
+		body := make([]byte, resp.ContentLength)
+		n, err := io.ReadFull(resp.Body, body)
+		body = body[:n]
+		if errors.Is(err, io.EOF) && resp.ContentLength == 0 {
+			err = nil
+		}
 		out.Start(resp.StatusCode, h)
 		if len(body) > 0 {
 			if _, werr := out.Write(body); werr != nil {
@@ -62,23 +65,9 @@ func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, 
 	return usageFromTail(tail, parse), nil
 }
 
-// usageFromTail finds the last "usage" member in the tail of a JSON body
-// and parses it wrapped as {"usage": …}.
+// usageFromTail reads usage from the tail of a large answer.
 func usageFromTail(tail []byte, parse func([]byte) (routing.Usage, bool)) routing.Usage {
-	i := bytes.LastIndex(tail, []byte(`"usage"`))
-	if i < 0 {
-		return routing.Usage{}
-	}
-	var colon json.RawMessage
-	rest := bytes.TrimLeft(tail[i+len(`"usage"`):], " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
-		return routing.Usage{}
-	}
-	dec := json.NewDecoder(bytes.NewReader(rest[1:]))
-	if dec.Decode(&colon) != nil {
-		return routing.Usage{}
-	}
-	u, _ := parse(append(append([]byte(`{"usage":`), colon...), '}'))
+	u, _ := parse(tail)
 	return u
 }
 

@@ -31,22 +31,38 @@ type Event struct {
 // in LF or CRLF; an empty line ends an event. A lone CR is not taken as a line
 // end: no provider sends one, and reading line by line keeps the relay cheap.
 type SSEReader struct {
-	r   *bufio.Reader
-	raw bytes.Buffer
+	r    *bufio.Reader
+	raw  bytes.Buffer
+	data bytes.Buffer
 }
 
-// NewSSEReader reads events from r.
+// NewSSEReader reads events from r. Its read buffer is small (4 KiB): a
+// long event grows Raw instead, and a thousand open streams stay cheap.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10)}
+	return &SSEReader{r: bufio.NewReaderSize(r, 4<<10)}
 }
 
-// Next returns the next event. At the end of the stream it returns io.EOF
+// Buffered reports whether a whole next event has already arrived, so a
+// relay can write a burst of events before one flush without holding back
+// an event that is complete: a partial event in the buffer does not count.
+func (s *SSEReader) Buffered() bool {
+	n := s.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := s.r.Peek(n)
+	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\n\r\n"))
+}
+
+// Next returns the next event; its Data and Raw are valid until the next
+// call. At the end of the stream it returns io.EOF
 // when the stream ended between events, or io.ErrUnexpectedEOF when it was
 // cut inside one (a mid-stream cut, R-FAIL-11).
 func (s *SSEReader) Next() (Event, error) {
 	s.raw.Reset()
+	s.data.Reset()
 	var ev Event
-	var data bytes.Buffer
+	data := &s.data
 	hasData, onlyComments, any := false, true, false
 	for {
 		line, err := s.readLine()

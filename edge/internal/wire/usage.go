@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"weir.dev/edge/internal/routing"
@@ -45,27 +46,56 @@ func (u *anthropicUsage) usage() routing.Usage {
 		CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
 }
 
+// usageKey is how a usage member starts in a JSON answer.
+var usageKey = []byte(`"usage"`)
+
+// lastUsageObject returns the JSON object of the last "usage" member of b,
+// or nil when there is none or its value is not an object (e.g. null). Only
+// that object is decoded afterwards: the rest of an answer, which can be
+// large, is never parsed. Inside JSON strings quotes are escaped, so the raw
+// bytes "usage" followed by a colon can only be a member name; providers put
+// the answer's usage after its content, so the last one is the answer's.
+func lastUsageObject(b []byte) []byte {
+	for end := len(b); ; {
+		i := bytes.LastIndex(b[:end], usageKey)
+		if i < 0 {
+			return nil
+		}
+		j := skipWS(b, i+len(usageKey))
+		if j < len(b) && b[j] == ':' {
+			j = skipWS(b, j+1)
+			if j >= len(b) || b[j] != '{' {
+				return nil
+			}
+			e, err := skipValue(b, j)
+			if err != nil {
+				return nil
+			}
+			return b[j:e]
+		}
+		end = i
+	}
+}
+
 // OpenAIBodyUsage reads usage from a non-streaming OpenAI-format answer
 // (chat completions, embeddings, responses); ok is false when it has none.
 func OpenAIBodyUsage(body []byte) (routing.Usage, bool) {
-	var b struct {
-		Usage *openAIUsage `json:"usage"`
-	}
-	if json.Unmarshal(body, &b) != nil || b.Usage == nil {
+	obj := lastUsageObject(body)
+	var u openAIUsage
+	if obj == nil || json.Unmarshal(obj, &u) != nil {
 		return routing.Usage{}, false
 	}
-	return b.Usage.usage(), true
+	return u.usage(), true
 }
 
 // AnthropicBodyUsage reads usage from a non-streaming Messages answer.
 func AnthropicBodyUsage(body []byte) (routing.Usage, bool) {
-	var b struct {
-		Usage *anthropicUsage `json:"usage"`
-	}
-	if json.Unmarshal(body, &b) != nil || b.Usage == nil {
+	obj := lastUsageObject(body)
+	var u anthropicUsage
+	if obj == nil || json.Unmarshal(obj, &u) != nil {
 		return routing.Usage{}, false
 	}
-	return b.Usage.usage(), true
+	return u.usage(), true
 }
 
 // OpenAIChunkUsage reads the usage of one streamed OpenAI-format event:
@@ -74,6 +104,9 @@ func AnthropicBodyUsage(body []byte) (routing.Usage, bool) {
 // "response.completed" event. final reports a chat usage-only chunk (no
 // choices), which the edge drops when the caller did not ask for usage.
 func OpenAIChunkUsage(data []byte) (u routing.Usage, ok, usageOnly bool) {
+	if lastUsageObject(data) == nil {
+		return routing.Usage{}, false, false // most chunks: "usage":null
+	}
 	var c struct {
 		Usage    *openAIUsage      `json:"usage"`
 		Choices  []json.RawMessage `json:"choices"`

@@ -90,6 +90,8 @@ func RelaySSE(rd *wire.SSEReader, out wire.Out) (routing.Usage, error) {
 		if _, err := out.Write(ev.Raw); err != nil {
 			return usage, err
 		}
-		out.Flush()
+		if !rd.Buffered() {
+			out.Flush() // every event reaches the caller as it arrives
+		}
 	}
 }

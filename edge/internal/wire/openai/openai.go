@@ -96,17 +96,19 @@ func (Adapter) Build(ctx context.Context, req *wire.Request, m *routing.Member, 
 // streamOptionsWithUsage returns the caller's stream_options with
 // include_usage set, keeping any other option the caller chose.
 func streamOptionsWithUsage(body []byte) ([]byte, error) {
-	var b struct {
-		StreamOptions map[string]json.RawMessage `json:"stream_options"`
-	}
-	if err := json.Unmarshal(body, &b); err != nil {
+	raw, err := wire.TopValue(body, "stream_options")
+	if err != nil {
 		return nil, err
 	}
-	if b.StreamOptions == nil {
-		b.StreamOptions = map[string]json.RawMessage{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return []byte(`{"include_usage":true}`), nil
 	}
-	b.StreamOptions["include_usage"] = json.RawMessage("true")
-	return json.Marshal(b.StreamOptions)
+	var opts map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &opts); err != nil {
+		return nil, err
+	}
+	opts["include_usage"] = json.RawMessage("true")
+	return json.Marshal(opts)
 }
 
 // Relay implements wire.Adapter.
@@ -147,6 +149,8 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 		if _, err := out.Write(ev.Raw); err != nil {
 			return usage, err
 		}
-		out.Flush()
+		if !rd.Buffered() {
+			out.Flush() // every event reaches the caller as it arrives
+		}
 	}
 }
