@@ -87,11 +87,11 @@ type Call struct {
 	sent            int
 	maxAttempts     int
 	pending         int // index of the attempt Next handed out, -1 when none
-	tried           map[*Member]bool
-	skipAccount     map[string]bool
-	passedOver      map[*Member]bool
+	tried           memberSet
+	skipAccount     []string
+	passedOver      memberSet
 	keyUnavailable  bool
-	coolingAtStart  map[*Member]bool
+	coolingAtStart  memberSet
 	waited          bool
 	waitMember      *Member
 	ended           bool
@@ -114,8 +114,7 @@ func (t *Table) Begin(req Request, st *States, rnd Rand, now time.Time) (*Call, 
 	}
 	c := &Call{
 		t: t, st: st, rnd: rnd, req: req, model: model, pending: -1,
-		tried: map[*Member]bool{}, skipAccount: map[string]bool{}, passedOver: map[*Member]bool{},
-		coolingAtStart: map[*Member]bool{}, lastKeyRefusal: -1, lastSpent429: -1,
+		lastKeyRefusal: -1, lastSpent429: -1,
 	}
 	var firstErr *Error
 	priced := false
@@ -152,7 +151,7 @@ func (t *Table) Begin(req Request, st *States, rnd Rand, now time.Time) (*Call, 
 			if ms.cooling(now) {
 				switch ms.coolKind {
 				case KindRateLimited, KindServerError, KindTransport, KindTimeout, KindUnknownOutcome:
-					c.coolingAtStart[m] = true
+					c.coolingAtStart = append(c.coolingAtStart, m)
 				}
 			}
 		}
@@ -221,7 +220,7 @@ func (c *Call) pick(p *recordPlan, now time.Time) *Member {
 	defer c.st.mu.Unlock()
 	var normal, lastResort, soft []*Member
 	for _, m := range p.members {
-		if c.tried[m] || c.skipAccount[m.Account] || c.passedOver[m] {
+		if c.tried.has(m) || c.skipped(m.Account) || c.passedOver.has(m) {
 			continue
 		}
 		ms := c.st.get(m.ID)
@@ -297,7 +296,7 @@ func (c *Call) waitFor(p *recordPlan, now time.Time) (*Member, time.Duration, bo
 	var best *Member
 	var until time.Time
 	for _, m := range p.members {
-		if c.skipAccount[m.Account] || c.passedOver[m] {
+		if c.skipped(m.Account) || c.passedOver.has(m) {
 			continue
 		}
 		ms := c.st.get(m.ID)
@@ -331,7 +330,7 @@ func (c *Call) Dispatch(now time.Time) {
 	}
 	a.Sent = true
 	c.sent++
-	c.tried[a.Member] = true
+	c.tried = append(c.tried, a.Member)
 	c.st.mu.Lock()
 	c.st.get(a.Member.ID).dispatch(now, c.req.InputTokens)
 	c.st.mu.Unlock()
@@ -374,9 +373,9 @@ func (c *Call) Report(v Verdict, rl *RateLimits, now time.Time) Action {
 			c.sent--
 		}
 		a.Outcome = OutcomeSkipped
-		c.passedOver[m] = true
+		c.passedOver = append(c.passedOver, m)
 		c.keyUnavailable = true
-		delete(c.tried, m)
+		c.tried = c.tried.remove(m)
 		c.pending = -1
 		return ActNext
 	case KindCallEnded:
@@ -411,13 +410,13 @@ func (c *Call) Report(v Verdict, rl *RateLimits, now time.Time) Action {
 // skipAccountOf skips every other member of m's account for the rest of the
 // call (R-ORDER-4). Each skip is recorded but is not an attempt.
 func (c *Call) skipAccountOf(m *Member) {
-	if c.skipAccount[m.Account] {
+	if c.skipped(m.Account) {
 		return
 	}
-	c.skipAccount[m.Account] = true
+	c.skipAccount = append(c.skipAccount, m.Account)
 	for _, p := range c.plans {
 		for _, o := range p.members {
-			if o != m && o.Account == m.Account && !c.tried[o] {
+			if o != m && o.Account == m.Account && !c.tried.has(o) {
 				c.Attempts = append(c.Attempts, Attempt{Member: o, Outcome: OutcomeSkipped, Reason: "same_account"})
 			}
 		}
@@ -461,4 +460,36 @@ func (c *Call) LastTried() *Member {
 		}
 	}
 	return nil
+}
+
+// memberSet is a small set of members; calls touch a handful, so a slice
+// beats a map and costs nothing until used.
+type memberSet []*Member
+
+func (s memberSet) has(m *Member) bool {
+	for _, x := range s {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (s memberSet) remove(m *Member) memberSet {
+	for i, x := range s {
+		if x == m {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// skipped reports whether the call skips the account (R-ORDER-4).
+func (c *Call) skipped(account string) bool {
+	for _, a := range c.skipAccount {
+		if a == account {
+			return true
+		}
+	}
+	return false
 }

@@ -84,7 +84,7 @@ func (c *Call) final(plans []recordPlan, now time.Time) Final {
 	if first.IsZero() && len(c.coolingAtStart) > 0 {
 		all := true
 		for _, m := range members {
-			if !c.coolingAtStart[m] {
+			if !c.coolingAtStart.has(m) {
 				all = false
 				break
 			}
