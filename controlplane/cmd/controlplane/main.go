@@ -1,0 +1,26 @@
+// Command controlplane runs Weir's control plane: the admin API over
+// PostgreSQL.
+//
+//	controlplane [serve] [--listen ADDR] [--database-url DSN] [--dev] [--var-dir DIR]
+//	controlplane bootstrap-admin [--name NAME] [--force] [--database-url DSN] [--dev]
+//	controlplane migrate [--database-url DSN] [--dev]
+//
+// Environment: WEIR_CP_LISTEN (default 127.0.0.1:7070), DATABASE_URL,
+// WEIR_MASTER_KEY (32 bytes, base64 or hex; required unless --dev, which
+// keeps one in <var-dir>/master.key), WEIR_EDGE_KEY (likewise edge.key).
+// Exit status: 0 on success, 1 on failure, 2 on bad usage.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

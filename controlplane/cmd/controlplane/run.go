@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"weir.dev/controlplane/internal/auth"
+	"weir.dev/controlplane/internal/server"
+	"weir.dev/controlplane/internal/store"
+	"weir.dev/migrations"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// run is the whole command: it parses args (the first may name a
+// subcommand; "serve" is the default), reads the environment only through
+// getenv, and writes only to stdout and stderr.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg := server.DefaultConfig()
+	if v := getenv("WEIR_CP_LISTEN"); v != "" {
+		cfg.Listen = v
+	}
+	cfg.DatabaseURL = getenv("DATABASE_URL")
+
+	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "PostgreSQL DSN (env DATABASE_URL); with --dev, empty finds or starts a local server")
+	fs.BoolVar(&cfg.Dev, "dev", false, "dev mode: keep keys under --var-dir and find a database when none is set")
+	fs.StringVar(&cfg.VarDir, "var-dir", cfg.VarDir, "directory of dev-mode state")
+	var name string
+	var force bool
+	switch cmd {
+	case "serve":
+		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
+	case "bootstrap-admin":
+		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
+		fs.BoolVar(&force, "force", false, "create a token even though a cluster admin exists")
+	case "migrate":
+	default:
+		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate)\n", cmd)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
+		return exitUsage
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
+		return exitUsage
+	}
+
+	var err error
+	switch cmd {
+	case "serve":
+		err = server.Run(ctx, cfg, getenv, log)
+	case "migrate":
+		err = migrate(ctx, cfg, getenv, log)
+		if err == nil {
+			fmt.Fprintln(stdout, "migrations applied")
+		}
+	case "bootstrap-admin":
+		var token string
+		token, err = bootstrap(ctx, cfg, getenv, log, name, force)
+		if err == nil {
+			fmt.Fprintln(stdout, token)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
+		return exitFail
+	}
+	return exitOK
+}
+
+func migrate(ctx context.Context, cfg server.Config, getenv func(string) string, log *slog.Logger) error {
+	dsn, err := server.OpenDatabase(ctx, cfg, getenv, log)
+	if err != nil {
+		return err
+	}
+	return migrations.Up(ctx, dsn)
+}
+
+// bootstrap prints nothing itself: the token goes to stdout alone, once.
+func bootstrap(ctx context.Context, cfg server.Config, getenv func(string) string, log *slog.Logger, name string, force bool) (string, error) {
+	dsn, err := server.OpenDatabase(ctx, cfg, getenv, log)
+	if err != nil {
+		return "", err
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	return auth.Bootstrap(ctx, st, name, force, rand.Reader)
+}

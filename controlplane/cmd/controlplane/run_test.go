@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"weir.dev/controlplane/internal/auth"
+	"weir.dev/db/pgtest"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestRunUsageAndKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		code   int
+		stderr string
+	}{
+		{"unknown command", []string{"frobnicate"}, nil, exitUsage, "unknown command"},
+		{"bad flag", []string{"serve", "--nope"}, nil, exitUsage, "flag provided but not defined"},
+		{"extra argument", []string{"migrate", "--database-url", "postgres://x", "junk"}, nil, exitUsage, "unexpected arguments"},
+		{"no database", []string{"serve"}, nil, exitUsage, "no database"},
+		{"bad listen address", []string{"--listen", "nonsense", "--database-url", "postgres://x"}, nil, exitUsage, "listen address"},
+		{"no master key", []string{"serve", "--database-url", "postgres://x"}, nil, exitFail, "WEIR_MASTER_KEY is not set"},
+		{"bad master key", []string{"serve"}, map[string]string{"DATABASE_URL": "postgres://x", "WEIR_MASTER_KEY": "short"}, exitFail, "WEIR_MASTER_KEY"},
+		{"help", []string{"bootstrap-admin", "-h"}, nil, exitOK, "-force"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errb bytes.Buffer
+			code := run(context.Background(), tc.args, env(tc.env), &out, &errb)
+			if code != tc.code || !strings.Contains(errb.String(), tc.stderr) {
+				t.Errorf("run = %d, stderr %q; want %d and %q", code, errb.String(), tc.code, tc.stderr)
+			}
+			if strings.Contains(errb.String(), "short") && tc.name == "bad master key" {
+				t.Errorf("stderr quotes the key: %q", errb.String())
+			}
+		})
+	}
+}
+
+func TestMigrateAndBootstrap(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	getenv := env(map[string]string{"DATABASE_URL": dsn})
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"migrate"}, getenv, &out, &errb); code != exitOK {
+		t.Fatalf("migrate = %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run(ctx, []string{"bootstrap-admin", "--name", "root"}, getenv, &out, &errb); code != exitOK {
+		t.Fatalf("bootstrap-admin = %d: %s", code, errb.String())
+	}
+	token := strings.TrimSpace(out.String())
+	if !strings.HasPrefix(token, auth.TokenPrefix) || strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("stdout = %q, want the token alone on one line", out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(ctx, []string{"bootstrap-admin", "--name", "root"}, getenv, &out, &errb); code != exitFail || out.Len() != 0 || !strings.Contains(errb.String(), "cluster admin exists") {
+		t.Errorf("second bootstrap = %d, stdout %q, stderr %q; want a refusal", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run(ctx, []string{"bootstrap-admin", "--name", "root", "--force"}, getenv, &out, &errb); code != exitOK || strings.TrimSpace(out.String()) == token {
+		t.Errorf("forced bootstrap = %d, %q", code, out.String())
+	}
+	if strings.Contains(errb.String(), token) {
+		t.Error("a token reached stderr")
+	}
+}

@@ -1,0 +1,187 @@
+// Package admin implements the admin API's Connect services except the
+// provider, pool and price services (package provider): TenantService,
+// ApiKeyService, AdminService, SecretService, BudgetService, UsageService,
+// CallService, EdgeService, DoctorService and AuditService. One file per
+// service.
+//
+// Exported API:
+//
+//   - Deps: what the handlers need (store, secret box, logger, clock, random
+//     source).
+//   - Register(mux, deps, opts...) mounts every service of this package on
+//     mux; ServiceNames lists them (for health and reflection).
+//   - The handler types TenantService, ApiKeyService, AdminService,
+//     SecretService, BudgetService, UsageService, CallService, EdgeService,
+//     DoctorService and AuditService (each implements its
+//     adminv1connect.*Handler; Register builds them).
+//   - NewKey: an API key "weir_<base64url>" and its SHA-256.
+//   - ViewMaxAge (member views older than it are expired, edges silent) and
+//     OutboxStallAfter (the doctor's "outbox_stalled" threshold).
+//   - Subpackage apierr: validation problems and the Connect error mapping
+//     every admin service uses.
+//
+// Every handler authorizes first (package auth: a tenant the caller holds no
+// role on is NotFound), then validates every field and reports all problems
+// at once (apierr.Problems → InvalidArgument with a ValidationError detail),
+// then changes state in one store transaction that also writes the audit row
+// and, when the tenant's config changed, one outbox row. Store errors become
+// Connect codes only here (apierr.FromStore). Secret values are encrypted
+// before they reach the store and are never returned, logged or audited.
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgtype"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"weir.dev/controlplane/internal/admin/apierr"
+	"weir.dev/controlplane/internal/auth"
+	"weir.dev/controlplane/internal/secretbox"
+	"weir.dev/controlplane/internal/store"
+	"weir.dev/db/sqlc"
+	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
+)
+
+// Deps are the handlers' dependencies.
+type Deps struct {
+	// Store is the database. Required.
+	Store *store.Store
+	// Box encrypts secret values under the master key. Required.
+	Box *secretbox.Box
+	// Log receives operational messages; nil discards them. Handlers never
+	// log request bodies.
+	Log *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Rand is the source of keys and tokens; nil means crypto/rand.
+	Rand io.Reader
+}
+
+func (d Deps) withDefaults() Deps {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Rand == nil {
+		d.Rand = rand.Reader
+	}
+	return d
+}
+
+// ServiceNames are the fully qualified names of the services Register
+// mounts.
+func ServiceNames() []string {
+	return []string{
+		adminv1connect.TenantServiceName,
+		adminv1connect.ApiKeyServiceName,
+		adminv1connect.AdminServiceName,
+		adminv1connect.SecretServiceName,
+		adminv1connect.BudgetServiceName,
+		adminv1connect.UsageServiceName,
+		adminv1connect.CallServiceName,
+		adminv1connect.EdgeServiceName,
+		adminv1connect.DoctorServiceName,
+		adminv1connect.AuditServiceName,
+	}
+}
+
+// Register mounts every service of this package on mux with opts (which
+// must include the auth interceptor: handlers refuse requests without a
+// Principal).
+func Register(mux *http.ServeMux, d Deps, opts ...connect.HandlerOption) {
+	d = d.withDefaults()
+	b := base{tx: d.Store, log: d.Log, now: d.Now, rand: d.Rand}
+	mux.Handle(adminv1connect.NewTenantServiceHandler(&TenantService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewApiKeyServiceHandler(&ApiKeyService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewAdminServiceHandler(&AdminService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewSecretServiceHandler(&SecretService{base: b, q: d.Store.Q, box: d.Box}, opts...))
+	mux.Handle(adminv1connect.NewBudgetServiceHandler(&BudgetService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewUsageServiceHandler(&UsageService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewCallServiceHandler(&CallService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewEdgeServiceHandler(&EdgeService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewDoctorServiceHandler(&DoctorService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewAuditServiceHandler(&AuditService{base: b, q: d.Store.Q}, opts...))
+}
+
+// txRunner runs a change in one transaction (*store.Store).
+type txRunner interface {
+	Tx(ctx context.Context, actor store.Actor, fn func(*store.Tx) error) error
+}
+
+// base is what every service shares.
+type base struct {
+	tx   txRunner
+	log  *slog.Logger
+	now  func() time.Time
+	rand io.Reader
+}
+
+// tenantGetter finds tenants by name.
+type tenantGetter interface {
+	GetTenantByName(ctx context.Context, name string) (sqlc.Tenant, error)
+}
+
+// scope authorizes the caller for tenant (see auth.Require) and resolves it:
+// the tenant row, or store.Cluster with a zero row for the cluster scope. A
+// tenant that does not exist is NotFound with the same message a caller
+// without a role on it gets.
+func scope(ctx context.Context, q tenantGetter, tenant string, allowed ...auth.Role) (auth.Principal, sqlc.Tenant, error) {
+	p, err := auth.Require(ctx, tenant, allowed...)
+	if err != nil {
+		return auth.Principal{}, sqlc.Tenant{}, err
+	}
+	if tenant == "" {
+		return p, sqlc.Tenant{ID: store.Cluster}, nil
+	}
+	t, err := q.GetTenantByName(ctx, tenant)
+	if err != nil {
+		if store.IsNotFound(err) {
+			return auth.Principal{}, sqlc.Tenant{}, auth.TenantNotFound(tenant)
+		}
+		return auth.Principal{}, sqlc.Tenant{}, apierr.FromStore(err)
+	}
+	return p, t, nil
+}
+
+// NewKey returns a fresh API key — "weir_" and 32 random bytes from rand in
+// unpadded base64url — and the SHA-256 of its text, which is what edges
+// compare. The key must be shown once and never stored or logged.
+func NewKey(rand io.Reader) (key string, sum []byte, err error) {
+	var b [32]byte
+	if _, err := io.ReadFull(rand, b[:]); err != nil {
+		return "", nil, fmt.Errorf("admin: random key: %w", err)
+	}
+	key = "weir_" + base64.RawURLEncoding.EncodeToString(b[:])
+	s := sha256.Sum256([]byte(key))
+	return key, s[:], nil
+}
+
+// keyPrefix is the part of a key or token kept in plaintext (at most 12
+// characters) so that people can tell keys apart; too short to use.
+func keyPrefix(key string) string {
+	if len(key) > 12 {
+		return key[:12]
+	}
+	return key
+}
+
+func ts(t pgtype.Timestamptz) *timestamppb.Timestamp {
+	if !t.Valid {
+		return nil
+	}
+	return timestamppb.New(t.Time)
+}
+
+func pgts(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: true} }

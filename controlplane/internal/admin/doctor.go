@@ -1,0 +1,205 @@
+package admin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgtype"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"weir.dev/controlplane/internal/auth"
+	"weir.dev/controlplane/internal/store"
+	"weir.dev/db/sqlc"
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+)
+
+// OutboxStallAfter is how long a committed change may wait unpublished in
+// the outbox before Diagnose reports "outbox_stalled".
+const OutboxStallAfter = time.Minute
+
+// doctorQueries are the reads DoctorService makes.
+type doctorQueries interface {
+	tenantGetter
+	recordQueries
+	viewQueries
+	ListTenants(ctx context.Context) ([]sqlc.Tenant, error)
+	StalledOutbox(ctx context.Context, arg sqlc.StalledOutboxParams) (sqlc.StalledOutboxRow, error)
+}
+
+// DoctorService implements weir.admin.v1.DoctorService. Checks so far:
+// "shared_account" (R-SEC-4: members of one record sharing a key secret or a
+// host name), "pool_cooling" (every member of a record cooling on some edge,
+// from member views) and "outbox_stalled" (config changes unpublished for
+// more than OutboxStallAfter). A check that cannot run is a "check_failed"
+// finding, never an RPC error.
+type DoctorService struct {
+	base
+	q doctorQueries
+}
+
+type owner struct {
+	id   pgtype.UUID
+	name string // "" for the cluster's managed records
+}
+
+// Diagnose runs every check for the tenant, or the whole cluster.
+func (s *DoctorService) Diagnose(ctx context.Context, req *connect.Request[adminv1.DiagnoseRequest]) (*connect.Response[adminv1.DiagnoseResponse], error) {
+	_, t, err := scope(ctx, s.q, req.Msg.GetTenant(), auth.TenantRoles()...)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var findings []*adminv1.Finding
+	failed := func(check string, err error) {
+		s.log.WarnContext(ctx, "doctor check failed", "check", check, "err", err)
+		findings = append(findings, &adminv1.Finding{
+			Code: "check_failed", Severity: adminv1.Severity_SEVERITY_WARNING, Tenant: req.Msg.GetTenant(),
+			Message: fmt.Sprintf("the %s check could not run", check), Hint: "see the control plane's log",
+		})
+	}
+	owners := []owner{{id: t.ID, name: t.Name}}
+	if req.Msg.GetTenant() == "" {
+		tenants, err := s.q.ListTenants(ctx)
+		if err != nil {
+			failed("tenants", err)
+		}
+		owners = []owner{{id: store.Cluster}}
+		for _, tn := range tenants {
+			owners = append(owners, owner{id: tn.ID, name: tn.Name})
+		}
+	}
+	for _, o := range owners {
+		recs, err := loadRecords(ctx, s.q, o.id)
+		if err != nil {
+			failed("shared_account", err)
+			continue
+		}
+		findings = append(findings, sharedAccounts(o.name, recs)...)
+		views, err := loadViews(ctx, s.q, o.id, now)
+		if err != nil {
+			failed("pool_cooling", err)
+			continue
+		}
+		findings = append(findings, poolCooling(o.name, recs, views, now)...)
+	}
+	stalled, err := s.q.StalledOutbox(ctx, sqlc.StalledOutboxParams{
+		Before: pgts(now.Add(-OutboxStallAfter)), AllTenants: req.Msg.GetTenant() == "", TenantID: t.ID,
+	})
+	if err != nil {
+		failed("outbox_stalled", err)
+	} else if stalled.Stalled > 0 {
+		findings = append(findings, &adminv1.Finding{
+			Code: "outbox_stalled", Severity: adminv1.Severity_SEVERITY_ERROR, Tenant: req.Msg.GetTenant(),
+			Message: fmt.Sprintf("%d committed config changes have waited more than %s to be published to edges", stalled.Stalled, OutboxStallAfter),
+			Hint:    "check that the publisher runs and that NATS is reachable",
+			Since:   ts(stalled.Oldest),
+		})
+	}
+	slices.SortStableFunc(findings, func(a, b *adminv1.Finding) int {
+		return cmp.Or(cmp.Compare(b.GetSeverity(), a.GetSeverity()), cmp.Compare(a.GetTenant(), b.GetTenant()),
+			cmp.Compare(a.GetRecord(), b.GetRecord()), cmp.Compare(a.GetCode(), b.GetCode()))
+	})
+	return connect.NewResponse(&adminv1.DiagnoseResponse{Findings: findings, CheckedAt: timestamppb.New(now)}), nil
+}
+
+// sharedAccounts reports members of one record that share a key secret or a
+// host name, ports aside (R-SEC-4).
+func sharedAccounts(tenant string, recs []record) []*adminv1.Finding {
+	var out []*adminv1.Finding
+	for _, r := range recs {
+		ends := r.endpoints()
+		if len(ends) < 2 {
+			continue
+		}
+		bySecret := map[string][]string{}
+		byHost := map[string][]string{}
+		for _, e := range ends {
+			if ref, ok := e.secrets["key_secret"]; ok {
+				bySecret[ref.name] = append(bySecret[ref.name], e.member)
+			}
+			if h, _, ok := e.sendHost(""); ok {
+				byHost[h] = append(byHost[h], e.member)
+			}
+		}
+		add := func(groups map[string][]string, what string) {
+			keys := make([]string, 0, len(groups))
+			for k := range groups {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				ms := groups[k]
+				if len(ms) < 2 {
+					continue
+				}
+				sort.Strings(ms)
+				out = append(out, &adminv1.Finding{
+					Code: "shared_account", Severity: adminv1.Severity_SEVERITY_WARNING, Tenant: tenant, Record: r.rec.Name, Members: ms,
+					Message: fmt.Sprintf("members %s of record %q share %s %q: they are probably one account and add no capacity", strings.Join(ms, ", "), r.rec.Name, what, k),
+					Hint:    "give each member its own account's key, or declare the same account on them",
+				})
+			}
+		}
+		add(bySecret, "the key secret")
+		add(byHost, "the host")
+	}
+	return out
+}
+
+// poolCooling reports records whose every member (that is on) is cooling on
+// some edge according to current views (R-OBS-2).
+func poolCooling(tenant string, recs []record, views []*adminv1.EdgeView, now time.Time) []*adminv1.Finding {
+	cooling := map[string]map[string][]string{} // record → member → edges
+	for _, v := range views {
+		mv := v.GetView()
+		if v.GetExpired() || mv.GetCooldown().GetUntil() == nil || !mv.GetCooldown().GetUntil().AsTime().After(now) {
+			continue
+		}
+		if cooling[mv.GetRecordName()] == nil {
+			cooling[mv.GetRecordName()] = map[string][]string{}
+		}
+		cooling[mv.GetRecordName()][mv.GetMemberName()] = append(cooling[mv.GetRecordName()][mv.GetMemberName()], mv.GetEdgeId())
+	}
+	var out []*adminv1.Finding
+	for _, r := range recs {
+		cm := cooling[r.rec.Name]
+		if len(cm) == 0 {
+			continue
+		}
+		var members, edges []string
+		all := true
+		for _, e := range r.endpoints() {
+			if e.off {
+				continue
+			}
+			es, ok := cm[e.member]
+			if !ok {
+				all = false
+				break
+			}
+			members = append(members, e.member)
+			for _, x := range es {
+				if !slices.Contains(edges, x) {
+					edges = append(edges, x)
+				}
+			}
+		}
+		if !all || len(members) == 0 {
+			continue
+		}
+		sort.Strings(edges)
+		out = append(out, &adminv1.Finding{
+			Code: "pool_cooling", Severity: adminv1.Severity_SEVERITY_ERROR, Tenant: tenant, Record: r.rec.Name,
+			Members: members, Edges: edges,
+			Message: fmt.Sprintf("every member of record %q is cooling: calls get 429 weir_pool_cooling", r.rec.Name),
+			Hint:    "add capacity (members, higher limits) or wait for the cooldowns to end",
+		})
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"weir.dev/controlplane/internal/admin/apierr"
+	"weir.dev/controlplane/internal/auth"
+	"weir.dev/controlplane/internal/store"
+	"weir.dev/db/sqlc"
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+)
+
+// Limits of API key restrictions (keys.proto).
+const (
+	maxKeyList  = 256
+	maxModelLen = 256
+)
+
+// keyQueries are the reads ApiKeyService makes.
+type keyQueries interface {
+	tenantGetter
+	ListAPIKeys(ctx context.Context, tenantID pgtype.UUID) ([]sqlc.APIKey, error)
+	ListKeysLastUsed(ctx context.Context, tenantID pgtype.UUID) ([]sqlc.ListKeysLastUsedRow, error)
+	ListAuditForObjects(ctx context.Context, arg sqlc.ListAuditForObjectsParams) ([]sqlc.ListAuditForObjectsRow, error)
+}
+
+// ApiKeyService implements weir.admin.v1.ApiKeyService.
+type ApiKeyService struct {
+	base
+	q keyQueries
+}
+
+// CreateApiKey creates a key and returns its plaintext once. Tenant admins.
+func (s *ApiKeyService) CreateApiKey(ctx context.Context, req *connect.Request[adminv1.CreateApiKeyRequest]) (*connect.Response[adminv1.CreateApiKeyResponse], error) {
+	m := req.Msg
+	p, t, err := scope(ctx, s.q, m.GetTenant(), auth.RoleTenantAdmin)
+	if err != nil {
+		return nil, err
+	}
+	var ps apierr.Problems
+	if m.GetTenant() == "" {
+		ps.Add("tenant", apierr.CodeRequired, "API keys belong to a tenant; a tenant is required")
+	}
+	apierr.Name(&ps, "name", m.GetName())
+	checkList(&ps, "allowed_models", m.GetAllowedModels(), func(f, v string) {
+		if v == "" || len(v) > maxModelLen || strings.ContainsAny(v, " \t\r\n") {
+			ps.Addf(f, apierr.CodeInvalidValue, "a model name is 1-%d characters without spaces", maxModelLen)
+		}
+	})
+	checkList(&ps, "allowed_records", m.GetAllowedRecords(), func(f, v string) { apierr.Name(&ps, f, v) })
+	checkList(&ps, "regions", m.GetRegions(), func(f, v string) { apierr.RegionGlob(&ps, f, v) })
+	if ps.Len() > 0 {
+		return nil, ps.Err()
+	}
+	key, sum, err := NewKey(s.rand)
+	if err != nil {
+		return nil, apierr.Internal(err)
+	}
+	var k sqlc.APIKey
+	err = s.tx.Tx(ctx, p.Actor(), func(tx *store.Tx) error {
+		// Unknown records are refused: the tenant's own, or managed ones
+		// shared with it.
+		if len(m.GetAllowedRecords()) > 0 {
+			known := map[string]bool{}
+			own, err := tx.Q.ListProviderRecords(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			shared, err := tx.Q.ListSharedRecords(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			for _, r := range append(own, shared...) {
+				known[r.Name] = true
+			}
+			var ps apierr.Problems
+			for i, r := range m.GetAllowedRecords() {
+				if !known[r] {
+					ps.Addf(fmt.Sprintf("allowed_records[%d]", i), apierr.CodeNotFound, "record %q is neither the tenant's nor shared with it", r)
+				}
+			}
+			if err := ps.Err(); err != nil {
+				return err
+			}
+		}
+		var err error
+		k, err = tx.Q.CreateAPIKey(ctx, sqlc.CreateAPIKeyParams{
+			TenantID: t.ID, Name: m.GetName(), SHA256: sum,
+			AllowedModels: orEmptySlice(m.GetAllowedModels()), AllowedRecords: orEmptySlice(m.GetAllowedRecords()),
+			Regions: orEmptySlice(m.GetRegions()),
+		})
+		if err != nil {
+			return err
+		}
+		if err := tx.Changed(ctx, t.ID); err != nil {
+			return err
+		}
+		return tx.Audit(ctx, "create", "keys", k.Name, map[string]any{
+			"id": store.UUIDString(k.ID), "prefix": keyPrefix(key),
+			"allowed_models": k.AllowedModels, "allowed_records": k.AllowedRecords, "regions": k.Regions,
+		})
+	})
+	if err != nil {
+		return nil, apierr.FromStore(err)
+	}
+	out := keyProto(k)
+	out.KeyPrefix, out.CreatedBy = keyPrefix(key), p.Name
+	return connect.NewResponse(&adminv1.CreateApiKeyResponse{ApiKey: out, Key: key}), nil
+}
+
+// ListApiKeys lists the tenant's keys without key material.
+func (s *ApiKeyService) ListApiKeys(ctx context.Context, req *connect.Request[adminv1.ListApiKeysRequest]) (*connect.Response[adminv1.ListApiKeysResponse], error) {
+	m := req.Msg
+	_, t, err := scope(ctx, s.q, m.GetTenant(), auth.TenantRoles()...)
+	if err != nil {
+		return nil, err
+	}
+	var ps apierr.Problems
+	if m.GetTenant() == "" {
+		ps.Add("tenant", apierr.CodeRequired, "a tenant is required")
+	}
+	size := pageSize(&ps, m.GetPageSize())
+	off := offsetToken(&ps, m.GetPageToken())
+	if err := ps.Err(); err != nil {
+		return nil, err
+	}
+	keys, err := s.q.ListAPIKeys(ctx, t.ID)
+	if err != nil {
+		return nil, apierr.FromStore(err)
+	}
+	var out []*adminv1.ApiKey
+	var ids []string
+	for _, k := range keys {
+		if k.RevokedAt.Valid && !m.GetIncludeRevoked() {
+			continue
+		}
+		out = append(out, keyProto(k))
+		ids = append(ids, store.UUIDString(k.ID))
+	}
+	items, next := page(out, off, size)
+	if len(items) > 0 {
+		created, err := s.q.ListAuditForObjects(ctx, sqlc.ListAuditForObjectsParams{ObjectKind: "keys", Action: "create", Ids: ids})
+		if err != nil {
+			return nil, apierr.FromStore(err)
+		}
+		used, err := s.q.ListKeysLastUsed(ctx, t.ID)
+		if err != nil {
+			return nil, apierr.FromStore(err)
+		}
+		for _, k := range items {
+			for _, c := range created {
+				if c.ObjectID == k.Id {
+					k.CreatedBy, k.KeyPrefix = c.Actor, c.Prefix
+				}
+			}
+			for _, u := range used {
+				if store.UUIDString(u.KeyID) == k.Id {
+					k.LastUsedAt = ts(u.LastUsed)
+				}
+			}
+		}
+	}
+	return connect.NewResponse(&adminv1.ListApiKeysResponse{ApiKeys: items, NextPageToken: next}), nil
+}
+
+// RevokeApiKey revokes the tenant's active key of that name. Tenant admins.
+func (s *ApiKeyService) RevokeApiKey(ctx context.Context, req *connect.Request[adminv1.RevokeApiKeyRequest]) (*connect.Response[adminv1.RevokeApiKeyResponse], error) {
+	m := req.Msg
+	p, t, err := scope(ctx, s.q, m.GetTenant(), auth.RoleTenantAdmin)
+	if err != nil {
+		return nil, err
+	}
+	var ps apierr.Problems
+	if m.GetTenant() == "" {
+		ps.Add("tenant", apierr.CodeRequired, "a tenant is required")
+	}
+	apierr.Name(&ps, "name", m.GetName())
+	if err := ps.Err(); err != nil {
+		return nil, err
+	}
+	var k sqlc.APIKey
+	err = s.tx.Tx(ctx, p.Actor(), func(tx *store.Tx) error {
+		var err error
+		k, err = tx.Q.RevokeAPIKey(ctx, sqlc.RevokeAPIKeyParams{TenantID: t.ID, Name: m.GetName()})
+		if err != nil {
+			if store.IsNotFound(err) {
+				return apierr.NotFound("API key", m.GetName())
+			}
+			return err
+		}
+		if err := tx.Changed(ctx, t.ID); err != nil {
+			return err
+		}
+		return tx.Audit(ctx, "revoke", "keys", k.Name, map[string]any{"id": store.UUIDString(k.ID)})
+	})
+	if err != nil {
+		return nil, apierr.FromStore(err)
+	}
+	return connect.NewResponse(&adminv1.RevokeApiKeyResponse{ApiKey: keyProto(k)}), nil
+}
+
+// checkList checks a restriction list: at most maxKeyList entries, each
+// checked by each and listed once.
+func checkList(ps *apierr.Problems, field string, list []string, each func(field, v string)) {
+	if len(list) > maxKeyList {
+		ps.Addf(field, apierr.CodeTooMany, "%d entries; at most %d", len(list), maxKeyList)
+	}
+	for i, v := range list {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		before := ps.Len()
+		each(f, v)
+		if ps.Len() == before && slices.Index(list, v) < i {
+			ps.Add(f, apierr.CodeDuplicate, "listed twice")
+		}
+	}
+}
+
+func keyProto(k sqlc.APIKey) *adminv1.ApiKey {
+	return &adminv1.ApiKey{
+		Id: store.UUIDString(k.ID), Name: k.Name,
+		AllowedModels: k.AllowedModels, AllowedRecords: k.AllowedRecords, Regions: k.Regions,
+		CreatedAt: ts(k.CreatedAt), RevokedAt: ts(k.RevokedAt),
+	}
+}

@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parseInterspersed parses args with fs and returns the positional arguments
+// in order. Unlike flag.FlagSet.Parse it does not stop at the first
+// positional argument, so flags may follow them ("provider create RECORD
+// --preset openai"). A "--" ends the flags: everything after it is positional.
+// Repeated flags are handled by their flag.Value (see listFlag and kvFlag).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, dashDash(err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// dashDash rewrites the flag package's messages, which name flags with one
+// dash, to the two-dash spelling this CLI documents.
+func dashDash(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	msg := err.Error()
+	msg = strings.Replace(msg, "flag -", "flag --", 1)
+	msg = strings.Replace(msg, "defined: -", "defined: --", 1)
+	msg = strings.Replace(msg, "argument: -", "argument: --", 1)
+	return errors.New(msg)
+}
+
+// validName reports whether s is a valid name of a tenant, record, member,
+// key, secret or budget: 1-64 characters of [a-z0-9_-].
+func validName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkName returns a usage error naming what when s is not a valid name.
+func checkName(what, s string) error {
+	if !validName(s) {
+		return fmt.Errorf("invalid %s name %q: want 1-64 characters of [a-z0-9_-]", what, s)
+	}
+	return nil
+}
+
+// checkRegion accepts a region name: 1-64 characters of [A-Za-z0-9_-], and
+// with glob also '*' (for data rules and allowed regions, e.g. "eu-*").
+func checkRegion(s string, glob bool) error {
+	ok := len(s) >= 1 && len(s) <= 64
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '_' || c == '-' || glob && c == '*'
+	}
+	if ok {
+		return nil
+	}
+	if glob {
+		return fmt.Errorf("invalid region %q: want 1-64 characters of [A-Za-z0-9_*-]", s)
+	}
+	return fmt.Errorf("invalid region %q: want 1-64 characters of [A-Za-z0-9_-]", s)
+}
+
+// checkHost accepts a host name or name:port without scheme or path, as
+// secrets are bound to (R-SEC-1). IPv6 literals are written in brackets.
+func checkHost(s string) error {
+	bad := func(why string) error { return fmt.Errorf("invalid host %q: %s", s, why) }
+	if s == "" {
+		return bad("empty")
+	}
+	if strings.Contains(s, "://") || strings.ContainsAny(s, "/?#@ \t") {
+		return bad("want a host name or name:port, without scheme, user or path")
+	}
+	host, port := s, ""
+	if strings.HasPrefix(s, "[") {
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return bad("unclosed '['")
+		}
+		host, port = s[1:end], strings.TrimPrefix(s[end+1:], ":")
+		if s[end+1:] != "" && !strings.HasPrefix(s[end+1:], ":") {
+			return bad("junk after ']'")
+		}
+	} else if h, p, ok := strings.Cut(s, ":"); ok {
+		host, port = h, p
+		if strings.Contains(p, ":") {
+			return bad("IPv6 addresses are written in brackets")
+		}
+	}
+	if host == "" {
+		return bad("empty host name")
+	}
+	if strings.HasPrefix(s, ":") || strings.HasSuffix(s, ":") {
+		return bad("empty port")
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return bad("port must be 1-65535")
+		}
+	}
+	return nil
+}
+
+// listFlag collects the values of a repeatable flag. With split, each value
+// is also split at commas ("--models a,b --models c"). An empty value adds
+// nothing but still counts as given, which is how `set` commands clear a
+// list ("--allow-region=").
+type listFlag struct {
+	vals  []string
+	split bool
+	check func(string) error
+}
+
+// String implements flag.Value.
+func (l *listFlag) String() string { return strings.Join(l.vals, ",") }
+
+// Set implements flag.Value.
+func (l *listFlag) Set(s string) error {
+	if s == "" {
+		return nil
+	}
+	parts := []string{s}
+	if l.split {
+		parts = strings.Split(s, ",")
+	}
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return fmt.Errorf("empty item in %q", s)
+		}
+		if l.check != nil {
+			if err := l.check(p); err != nil {
+				return err
+			}
+		}
+		l.vals = append(l.vals, p)
+	}
+	return nil
+}
+
+// kvFlag collects repeated KEY=VALUE flags into a map. A key given twice is
+// an error. An empty value adds nothing but counts as given (see listFlag).
+type kvFlag struct {
+	m     map[string]string
+	want  string // the syntax shown in errors, e.g. "K=V"
+	check func(k, v string) error
+}
+
+// String implements flag.Value.
+func (f *kvFlag) String() string {
+	var b strings.Builder
+	for k, v := range f.m {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + v)
+	}
+	return b.String()
+}
+
+// Set implements flag.Value.
+func (f *kvFlag) Set(s string) error {
+	if s == "" {
+		return nil
+	}
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" || v == "" {
+		return fmt.Errorf("want %s, got %q", f.want, s)
+	}
+	if f.check != nil {
+		if err := f.check(k, v); err != nil {
+			return err
+		}
+	}
+	if f.m == nil {
+		f.m = map[string]string{}
+	}
+	if _, dup := f.m[k]; dup {
+		return fmt.Errorf("%q given twice", k)
+	}
+	f.m[k] = v
+	return nil
+}
+
+// checkTag accepts a tag or required tag: key and value 1-64 characters.
+func checkTag(k, v string) error {
+	if len(k) > 64 || len(v) > 64 {
+		return fmt.Errorf("tag %s=%s: key and value must be 1-64 characters", k, v)
+	}
+	return nil
+}
+
+// checkRateLimitHeader accepts DIM=NAME where DIM is one of the keys
+// "{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}"
+// (R-HEAD-2) and NAME a header name.
+func checkRateLimitHeader(dim, name string) error {
+	ok := false
+	for _, d := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
+		for _, p := range []string{"limit", "remaining", "reset"} {
+			ok = ok || dim == d+"-"+p
+		}
+	}
+	if !ok {
+		return fmt.Errorf("unknown rate-limit dimension %q: want {requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}", dim)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return fmt.Errorf("invalid header name %q", name)
+		}
+	}
+	return nil
+}
+
+// intFlag is an integer flag with inclusive bounds, so that a value out of
+// range is a usage error naming the range.
+type intFlag[T int32 | int64 | uint32] struct {
+	v        T
+	min, max int64
+}
+
+// String implements flag.Value.
+func (f *intFlag[T]) String() string { return strconv.FormatInt(int64(f.v), 10) }
+
+// Set implements flag.Value.
+func (f *intFlag[T]) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("not an integer")
+	}
+	if n < f.min || n > f.max {
+		return fmt.Errorf("must be %d-%d", f.min, f.max)
+	}
+	f.v = T(n)
+	return nil
+}
+
+// durFlag is a Go duration flag ("30s", "2m"). An empty value counts as
+// given with no duration, which `set` commands send as "clear".
+type durFlag struct {
+	d     time.Duration
+	empty bool
+}
+
+// String implements flag.Value.
+func (f *durFlag) String() string {
+	if f.empty {
+		return ""
+	}
+	return f.d.String()
+}
+
+// Set implements flag.Value.
+func (f *durFlag) Set(s string) error {
+	if s == "" {
+		f.empty, f.d = true, 0
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a Go duration such as 30s or 2m")
+	}
+	if d < 0 {
+		return fmt.Errorf("must not be negative")
+	}
+	f.d, f.empty = d, false
+	return nil
+}
+
+// givenFlags returns the names of the flags set on the command line.
+func givenFlags(fs *flag.FlagSet) map[string]bool {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given
+}

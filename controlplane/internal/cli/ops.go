@@ -1,0 +1,502 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+)
+
+// setupBudgetSet registers the flags of `weir budget set`.
+func setupBudgetSet(fs *flag.FlagSet) runFunc {
+	limit := fs.String("limit", "", "limit per period in dollars, e.g. 250 or 12.5 (at most 9 decimal places)")
+	period := fs.String("period", "", "day, month (calendar, UTC) or total")
+	key := fs.String("key", "", "limit only this API key's calls (default: the whole tenant)")
+	return func(ctx context.Context, c *call) error {
+		if *limit == "" || *period == "" {
+			return c.usagef("--limit and --period are required")
+		}
+		nanos, err := parseDollars(*limit, nanoScale)
+		if err != nil {
+			return c.usagef("--limit: %v", err)
+		}
+		if nanos <= 0 {
+			return c.usagef("--limit must be more than 0")
+		}
+		var p configv1.BudgetPeriod
+		switch *period {
+		case "day":
+			p = configv1.BudgetPeriod_BUDGET_PERIOD_DAY
+		case "month":
+			p = configv1.BudgetPeriod_BUDGET_PERIOD_MONTH
+		case "total":
+			p = configv1.BudgetPeriod_BUDGET_PERIOD_TOTAL
+		default:
+			return c.usagef("--period: want day, month or total, got %q", *period)
+		}
+		if *key != "" {
+			if err := checkName("key", *key); err != nil {
+				return c.usagef("--key: %v", err)
+			}
+		}
+		api, err := c.api()
+		if err != nil {
+			return err
+		}
+		resp, err := api.budgets.SetBudget(ctx, connect.NewRequest(&adminv1.SetBudgetRequest{
+			Tenant: c.tenant, Name: c.args[0], LimitNanos: nanos, Period: p, Key: *key,
+		}))
+		if err != nil {
+			return fmt.Errorf("set budget %s: %w", c.args[0], err)
+		}
+		return c.emit(resp.Msg, func(w io.Writer) error {
+			b := resp.Msg.GetBudget()
+			verb := "updated"
+			if resp.Msg.GetCreated() {
+				verb = "created"
+			}
+			scope := "tenant " + c.tenant
+			if b.GetKey() != "" {
+				scope = "key " + b.GetKey()
+			}
+			_, err := fmt.Fprintf(w, "%s budget %s: %s USD per %s for %s\n", verb, b.GetName(),
+				formatNanos(b.GetLimitNanos()), periodName(b.GetPeriod()), scope)
+			return err
+		})
+	}
+}
+
+// periodName prints a budget period as the CLI spells it.
+func periodName(p configv1.BudgetPeriod) string {
+	return enumName(p.String(), "BUDGET_PERIOD_")
+}
+
+// budgetList runs `weir budget list` (BudgetService.ListBudgets, every page).
+func (c *call) budgetList(ctx context.Context) error {
+	api, err := c.api()
+	if err != nil {
+		return err
+	}
+	budgets, err := allPages(ctx, func(ctx context.Context, tok string) ([]*adminv1.Budget, string, error) {
+		r, err := api.budgets.ListBudgets(ctx, connect.NewRequest(&adminv1.ListBudgetsRequest{Tenant: c.tenant, PageToken: tok}))
+		if err != nil {
+			return nil, "", fmt.Errorf("list budgets: %w", err)
+		}
+		return r.Msg.GetBudgets(), r.Msg.GetNextPageToken(), nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.emit(&adminv1.ListBudgetsResponse{Budgets: budgets}, func(w io.Writer) error {
+		t := newTable(w, "NAME", "KEY", "PERIOD", "LIMIT USD", "SPENT USD", "LEASED USD", "PERIOD START", "PERIOD END")
+		for _, b := range budgets {
+			t.row(b.GetName(), b.GetKey(), periodName(b.GetPeriod()), formatNanos(b.GetLimitNanos()),
+				formatNanos(b.GetSpentNanos()), formatNanos(b.GetLeasedNanos()), ts(b.GetPeriodStart()), ts(b.GetPeriodEnd()))
+		}
+		return t.flush()
+	})
+}
+
+// budgetDelete runs `weir budget delete NAME` (BudgetService.DeleteBudget).
+func (c *call) budgetDelete(ctx context.Context) error {
+	api, err := c.api()
+	if err != nil {
+		return err
+	}
+	resp, err := api.budgets.DeleteBudget(ctx, connect.NewRequest(&adminv1.DeleteBudgetRequest{Tenant: c.tenant, Name: c.args[0]}))
+	if err != nil {
+		return fmt.Errorf("delete budget %s: %w", c.args[0], err)
+	}
+	return c.emit(resp.Msg, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "deleted budget %s\n", c.args[0])
+		return err
+	})
+}
+
+// parseDate reads a --from or --to value: YYYY-MM-DD (a UTC day) or an RFC
+// 3339 instant. A day given to --to means the end of that day (00:00 UTC of
+// the next), so that both named days are included.
+func parseDate(s string, end bool) (time.Time, error) {
+	if d, err := time.Parse(time.DateOnly, s); err == nil {
+		if end {
+			d = d.AddDate(0, 0, 1)
+		}
+		return d.UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want YYYY-MM-DD or an RFC 3339 time, got %q", s)
+	}
+	return t.UTC(), nil
+}
+
+// usageColumns returns the CSV columns of `weir usage export`; money is
+// exact decimal dollars.
+func usageColumns() []string {
+	return []string{"bucket_start", "call_id", "tenant", "key", "record", "member", "managed", "model",
+		"calls", "failed_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+		"cost_usd", "estimated_cost_usd"}
+}
+
+// setupUsageExport registers the flags of `weir usage export`.
+func setupUsageExport(fs *flag.FlagSet) runFunc {
+	from := fs.String("from", "", "first day (YYYY-MM-DD, UTC) or instant (RFC 3339), inclusive")
+	to := fs.String("to", "", "last day (YYYY-MM-DD, included) or instant (RFC 3339, exclusive)")
+	format := fs.String("format", "", "csv or json (default csv, or json with --output json)")
+	return func(ctx context.Context, c *call) error {
+		if *from == "" || *to == "" {
+			return c.usagef("--from and --to are required")
+		}
+		start, err := parseDate(*from, false)
+		if err != nil {
+			return c.usagef("--from: %v", err)
+		}
+		end, err := parseDate(*to, true)
+		if err != nil {
+			return c.usagef("--to: %v", err)
+		}
+		if !start.Before(end) {
+			return c.usagef("--from must be before --to")
+		}
+		f := *format
+		if f == "" {
+			f = "csv"
+			if c.json() {
+				f = "json"
+			}
+		}
+		if f != "csv" && f != "json" {
+			return c.usagef("--format: want csv or json, got %q", f)
+		}
+		api, err := c.api()
+		if err != nil {
+			return err
+		}
+		stream, err := api.usage.ExportUsage(ctx, connect.NewRequest(&adminv1.ExportUsageRequest{
+			Tenant: c.tenant, StartTime: timestamppb.New(start), EndTime: timestamppb.New(end),
+		}))
+		if err != nil {
+			return fmt.Errorf("export usage: %w", err)
+		}
+		defer stream.Close()
+		out := newUsageWriter(c.Stdout, f)
+		for stream.Receive() {
+			if err := out.rows(stream.Msg().GetRows()); err != nil {
+				return err
+			}
+		}
+		if err := stream.Err(); err != nil {
+			return fmt.Errorf("export usage: %w", err)
+		}
+		return out.close()
+	}
+}
+
+// usageWriter streams usage rows as CSV (a header, then one line per row) or
+// as one JSON array (one protojson UsageRow per element). Each batch is
+// flushed as it arrives; an export that fails midway leaves the array open,
+// so a truncated file is never valid JSON.
+type usageWriter struct {
+	w       io.Writer
+	csv     *csv.Writer
+	started bool
+	n       int
+}
+
+// newUsageWriter returns a writer for format "csv" or "json".
+func newUsageWriter(w io.Writer, format string) *usageWriter {
+	u := &usageWriter{w: w}
+	if format == "csv" {
+		u.csv = csv.NewWriter(w)
+	}
+	return u
+}
+
+// start writes the CSV header or the opening bracket.
+func (u *usageWriter) start() error {
+	if u.started {
+		return nil
+	}
+	u.started = true
+	if u.csv != nil {
+		return u.csv.Write(usageColumns())
+	}
+	_, err := io.WriteString(u.w, "[")
+	return err
+}
+
+// rows writes one batch.
+func (u *usageWriter) rows(rows []*adminv1.UsageRow) error {
+	if err := u.start(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if u.csv != nil {
+			err := u.csv.Write([]string{ts(r.GetBucketStart()), r.GetCallId(), r.GetTenant(), r.GetKey(), r.GetRecord(),
+				r.GetMember(), strconv.FormatBool(r.GetManaged()), r.GetModel(), i64(r.GetCalls()), i64(r.GetFailedCalls()),
+				i64(r.GetInputTokens()), i64(r.GetOutputTokens()), i64(r.GetCacheReadTokens()), i64(r.GetCacheWriteTokens()),
+				formatNanos(r.GetCostNanos()), formatNanos(r.GetEstimatedCostNanos())})
+			if err != nil {
+				return fmt.Errorf("write csv: %w", err)
+			}
+			continue
+		}
+		b, err := jsonOptions().Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encode json: %w", err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, b); err != nil {
+			return fmt.Errorf("encode json: %w", err)
+		}
+		sep := ",\n  "
+		if u.n == 0 {
+			sep = "\n  "
+		}
+		if _, err := io.WriteString(u.w, sep+compact.String()); err != nil {
+			return err
+		}
+		u.n++
+	}
+	if u.csv != nil {
+		u.csv.Flush()
+		return u.csv.Error()
+	}
+	return nil
+}
+
+// close ends the output: the CSV header alone for no rows, or the closing
+// bracket.
+func (u *usageWriter) close() error {
+	if err := u.start(); err != nil {
+		return err
+	}
+	if u.csv != nil {
+		u.csv.Flush()
+		return u.csv.Error()
+	}
+	end := "\n]\n"
+	if u.n == 0 {
+		end = "]\n"
+	}
+	_, err := io.WriteString(u.w, end)
+	return err
+}
+
+// i64 prints an integer.
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// setupCallsList registers the flags of `weir calls list`.
+func setupCallsList(fs *flag.FlagSet) runFunc {
+	since := &durFlag{}
+	fs.Var(since, "since", "only calls that started within this long, e.g. 15m or 24h")
+	member := fs.String("member", "", `only calls with an attempt on a member of this name ("primary" for plain records)`)
+	record := fs.String("record", "", "only calls with an attempt on this record")
+	limit := &intFlag[int64]{v: 100, min: 0, max: 1 << 30}
+	fs.Var(limit, "limit", "list at most this many calls, newest first (0: all)")
+	return func(ctx context.Context, c *call) error {
+		req := &adminv1.ListCallsRequest{Tenant: c.tenant, Member: *member, Record: *record}
+		if c.given["since"] && !since.empty {
+			req.Since = durationpb.New(since.d)
+		}
+		if *member != "" {
+			if err := checkName("member", *member); err != nil {
+				return c.usagef("--member: %v", err)
+			}
+		}
+		if *record != "" {
+			if err := checkName("record", *record); err != nil {
+				return c.usagef("--record: %v", err)
+			}
+		}
+		api, err := c.api()
+		if err != nil {
+			return err
+		}
+		var calls []*adminv1.Call
+		tok := ""
+		for {
+			req.PageToken = tok
+			req.PageSize = 1000
+			if want := limit.v - int64(len(calls)); limit.v > 0 && want < 1000 {
+				req.PageSize = int32(want)
+			}
+			r, err := api.calls.ListCalls(ctx, connect.NewRequest(req))
+			if err != nil {
+				return fmt.Errorf("list calls: %w", err)
+			}
+			calls = append(calls, r.Msg.GetCalls()...)
+			tok = r.Msg.GetNextPageToken()
+			if tok == "" || limit.v > 0 && int64(len(calls)) >= limit.v {
+				break
+			}
+		}
+		if limit.v > 0 && int64(len(calls)) > limit.v {
+			calls = calls[:limit.v]
+		}
+		return c.emit(&adminv1.ListCallsResponse{Calls: calls}, func(w io.Writer) error {
+			t := newTable(w, "CALL ID", "STARTED", "KEY", "MODEL", "RECORD", "MEMBER", "STATUS", "OUTCOME", "ATTEMPTS", "COST USD", "DURATION")
+			for _, x := range calls {
+				r := x.GetRecord()
+				t.row(r.GetCallId(), ts(r.GetStartedAt()), x.GetKey(), r.GetModel(), r.GetRecordName(), r.GetMemberName(),
+					statusText(r.GetStatus()), enumName(r.GetOutcome().String(), "CALL_OUTCOME_"),
+					strconv.Itoa(len(r.GetAttempts())), formatNanos(r.GetCostNanos()), dur(r.GetDuration()))
+			}
+			return t.flush()
+		})
+	}
+}
+
+// statusText prints an HTTP status, "" for none.
+func statusText(s uint32) string {
+	if s == 0 {
+		return ""
+	}
+	return strconv.FormatUint(uint64(s), 10)
+}
+
+// callShow runs `weir calls show CALL_ID` (CallService.GetCall).
+func (c *call) callShow(ctx context.Context) error {
+	api, err := c.api()
+	if err != nil {
+		return err
+	}
+	resp, err := api.calls.GetCall(ctx, connect.NewRequest(&adminv1.GetCallRequest{Tenant: c.tenant, CallId: c.args[0]}))
+	if err != nil {
+		return fmt.Errorf("show call %s: %w", c.args[0], err)
+	}
+	return c.emit(resp.Msg, func(w io.Writer) error {
+		x := resp.Msg.GetCall()
+		r := x.GetRecord()
+		u := r.GetUsage()
+		err := kv(w,
+			"call", r.GetCallId(),
+			"tenant", x.GetTenant(),
+			"key", x.GetKey(),
+			"edge", r.GetEdgeId(),
+			"endpoint", r.GetEndpoint(),
+			"model", r.GetModel(),
+			"stream", yesNo(r.GetStream()),
+			"record", r.GetRecordName(),
+			"member", r.GetMemberName(),
+			"status", statusText(r.GetStatus()),
+			"outcome", enumName(r.GetOutcome().String(), "CALL_OUTCOME_"),
+			"error code", r.GetErrorCode(),
+			"started", ts(r.GetStartedAt()),
+			"duration", dur(r.GetDuration()),
+			"tokens", fmt.Sprintf("input %d, output %d, cache read %d, cache write %d",
+				u.GetInputTokens(), u.GetOutputTokens(), u.GetCacheReadTokens(), u.GetCacheWriteTokens()),
+			"reserved USD", formatNanos(r.GetReservedNanos()),
+			"cost USD", formatNanos(r.GetCostNanos())+flagged(r.GetCostFlagged()),
+			"job", r.GetJobHash(),
+		)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		t := newTable(w, "#", "RECORD", "MEMBER", "STATUS", "OUTCOME", "KIND", "REASON", "LATENCY", "COST USD", "STARTED")
+		for _, at := range r.GetAttempts() {
+			t.row(strconv.FormatUint(uint64(at.GetIndex()), 10), at.GetRecordName(), at.GetMemberName(), statusText(at.GetStatus()),
+				enumName(at.GetOutcome().String(), "ATTEMPT_OUTCOME_"), enumName(at.GetKind().String(), "FAILURE_KIND_"),
+				at.GetReason(), dur(at.GetLatency()), formatNanos(at.GetCostNanos())+flagged(at.GetCostEstimated()), ts(at.GetStartedAt()))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		if cr := r.GetCache(); cr != nil && cr.GetMiss() != "" {
+			fmt.Fprintf(w, "\ncache miss %s: member %s after %s (%d cached input tokens, about %s USD)\n", cr.GetMiss(),
+				cr.GetMember(), cr.GetPreviousMember(), cr.GetPreviousCachedInputTokens(), formatNanos(cr.GetEstimatedMissCostNanos()))
+		}
+		return nil
+	})
+}
+
+// flagged marks an estimated cost (R-COST-3).
+func flagged(b bool) string {
+	if b {
+		return " (estimated)"
+	}
+	return ""
+}
+
+// edgesList runs `weir edges list` (EdgeService.ListEdges, every page).
+func (c *call) edgesList(ctx context.Context) error {
+	api, err := c.api()
+	if err != nil {
+		return err
+	}
+	edges, err := allPages(ctx, func(ctx context.Context, tok string) ([]*adminv1.Edge, string, error) {
+		r, err := api.edges.ListEdges(ctx, connect.NewRequest(&adminv1.ListEdgesRequest{Tenant: c.tenant, PageToken: tok}))
+		if err != nil {
+			return nil, "", fmt.Errorf("list edges: %w", err)
+		}
+		return r.Msg.GetEdges(), r.Msg.GetNextPageToken(), nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.emit(&adminv1.ListEdgesResponse{Edges: edges}, func(w io.Writer) error {
+		t := newTable(w, "EDGE", "FIRST SEEN", "LAST SEEN", "SILENT", "MEMBER VIEWS")
+		for _, e := range edges {
+			t.row(e.GetId(), ts(e.GetFirstSeenAt()), ts(e.GetLastSeenAt()), yes(e.GetSilent()),
+				strconv.FormatUint(uint64(e.GetMemberViews()), 10))
+		}
+		return t.flush()
+	})
+}
+
+// doctor runs `weir doctor` (DoctorService.Diagnose). Findings are the
+// answer, not a failure: the exit code is 0 whatever they are.
+func (c *call) doctor(ctx context.Context) error {
+	api, err := c.api()
+	if err != nil {
+		return err
+	}
+	resp, err := api.doctor.Diagnose(ctx, connect.NewRequest(&adminv1.DiagnoseRequest{Tenant: c.tenant}))
+	if err != nil {
+		return fmt.Errorf("diagnose: %w", err)
+	}
+	return c.emit(resp.Msg, func(w io.Writer) error {
+		scope := "the whole cluster"
+		if c.tenant != "" {
+			scope = "tenant " + c.tenant
+		}
+		if len(resp.Msg.GetFindings()) == 0 {
+			_, err := fmt.Fprintf(w, "no problems found in %s (checked %s)\n", scope, ts(resp.Msg.GetCheckedAt()))
+			return err
+		}
+		for _, f := range resp.Msg.GetFindings() {
+			var about []string
+			for _, p := range [][2]string{{"tenant", f.GetTenant()}, {"record", f.GetRecord()},
+				{"members", strings.Join(f.GetMembers(), ",")}, {"edges", strings.Join(f.GetEdges(), ",")},
+				{"model", f.GetModel()}, {"since", ts(f.GetSince())}} {
+				if p[1] != "" {
+					about = append(about, p[0]+" "+p[1])
+				}
+			}
+			fmt.Fprintf(w, "%-7s %s: %s", enumName(f.GetSeverity().String(), "SEVERITY_"), f.GetCode(), f.GetMessage())
+			if len(about) > 0 {
+				fmt.Fprintf(w, " (%s)", strings.Join(about, "; "))
+			}
+			fmt.Fprintln(w)
+			if f.GetHint() != "" {
+				fmt.Fprintf(w, "        hint: %s\n", f.GetHint())
+			}
+		}
+		_, err := fmt.Fprintf(w, "%d finding(s) in %s (checked %s)\n", len(resp.Msg.GetFindings()), scope, ts(resp.Msg.GetCheckedAt()))
+		return err
+	})
+}

@@ -1,0 +1,414 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+)
+
+// specKind says which command a specFlags serves, and so which flags it
+// registers.
+type specKind int
+
+const (
+	// recordCreate is `provider create`; recordSet is `provider set`.
+	recordCreate specKind = iota
+	recordSet
+	// memberAdd is `provider pool add`: member flags, plus the record-only
+	// flags used when the record is created.
+	memberAdd
+	// memberSet is `provider pool set`: member flags and --off/--on.
+	memberSet
+)
+
+// specFlags holds the flags of DESIGN §3 that describe a provider record or
+// a pool member. Which flags are registered depends on the command; the
+// same flag name always means the same field.
+type specFlags struct {
+	kind specKind
+
+	preset   string
+	baseURL  string
+	models   listFlag
+	keySec   string
+	region   string
+	retains  bool
+	tags     kvFlag
+	prices   priceFlag
+	rpm      intFlag[int64]
+	inTPM    intFlag[int64]
+	outTPM   intFlag[int64]
+	internal bool
+
+	// Record-only flags (ProviderSpec fields a member does not have).
+	allowRegions listFlag
+	maxAttempts  intFlag[uint32]
+	maxWait      durFlag
+	attemptDL    durFlag
+	rlHeaders    kvFlag
+	defMaxOut    intFlag[int64]
+	priority     intFlag[int32]
+
+	// Auth flags.
+	authKind     string
+	authHeader   string
+	awsService   string
+	awsRegion    string
+	accessKeySec string
+	tokenURL     string
+	clientID     string
+	clientSecSec string
+
+	// Member-only flags.
+	weight       intFlag[uint32]
+	order        intFlag[uint32]
+	modelMap     kvFlag
+	account      string
+	recordMember string
+	off, on      bool
+
+	given map[string]bool
+}
+
+// recordOnlyFlags are the flags that set a field only a record has. On `pool
+// add` they apply when the add creates the record.
+func recordOnlyFlags() []string {
+	return []string{"allow-region", "max-attempts", "max-wait", "attempt-deadline", "rate-limit-header",
+		"default-max-output", "priority", "internal"}
+}
+
+// register adds the flags of s.kind to fs.
+func (s *specFlags) register(fs *flag.FlagSet) {
+	// Bounds are those of the field types, except where the API documents
+	// a range (weight, order); the server validates the rest.
+	s.rpm = intFlag[int64]{max: math.MaxInt64}
+	s.inTPM = intFlag[int64]{max: math.MaxInt64}
+	s.outTPM = intFlag[int64]{max: math.MaxInt64}
+	s.maxAttempts = intFlag[uint32]{max: math.MaxUint32}
+	s.defMaxOut = intFlag[int64]{max: math.MaxInt64}
+	s.priority = intFlag[int32]{min: math.MinInt32, max: math.MaxInt32}
+	s.weight = intFlag[uint32]{min: 1, max: 10000}
+	s.order = intFlag[uint32]{min: 1, max: 100}
+	s.models.split = true
+	s.models.check = func(m string) error {
+		if len(m) > 128 {
+			return fmt.Errorf("model name %q is longer than 128 characters", m)
+		}
+		return nil
+	}
+	s.tags.want, s.tags.check = "K=V", checkTag
+	s.rlHeaders.want, s.rlHeaders.check = "DIM=NAME", checkRateLimitHeader
+	s.modelMap.want = "CALLER=MEMBER"
+	s.allowRegions.check = func(r string) error { return checkRegion(r, true) }
+
+	member := s.kind == memberAdd || s.kind == memberSet
+	fs.StringVar(&s.preset, "preset", "", "openai, azure-openai, anthropic, bedrock or vllm")
+	fs.StringVar(&s.baseURL, "base-url", "", "endpoint URL (https; http only to loopback or on internal records)")
+	if member {
+		fs.Var(&s.models, "models", "models M,M… (a member: the subset it serves; pool add creating the record: the record's models)")
+	} else {
+		fs.Var(&s.models, "models", "model names callers use, M,M… (repeatable)")
+	}
+	fs.StringVar(&s.keySec, "key-secret", "", "name of the secret holding the API key")
+	fs.StringVar(&s.region, "region", "", "region name, e.g. eu-north")
+	fs.BoolVar(&s.retains, "retains-data", false, "the provider retains request data (=false to say it does not)")
+	fs.Var(&s.tags, "tag", "tag K=V matched by data rules (repeatable)")
+	fs.Var(&s.prices, "price", "M=IN,OUT[,CR[,CW]]: dollars per million tokens for input, output, cache read, cache write (repeatable)")
+	fs.Var(&s.rpm, "rpm", "declared requests per minute (R-HEAD-2)")
+	fs.Var(&s.inTPM, "input-tpm", "declared input tokens per minute")
+	fs.Var(&s.outTPM, "output-tpm", "declared output tokens per minute")
+	fs.StringVar(&s.authKind, "auth-kind", "", "api-key, sigv4, oauth2 or none")
+	fs.StringVar(&s.authHeader, "auth-header", "", "header of an API key, e.g. api-key, x-api-key, authorization")
+	fs.StringVar(&s.awsService, "aws-service", "", "SigV4 service, e.g. bedrock")
+	fs.StringVar(&s.awsRegion, "aws-region", "", "SigV4 signing region, e.g. eu-north-1")
+	fs.StringVar(&s.accessKeySec, "access-key-secret", "", "name of the secret holding ACCESS_KEY_ID:SECRET_ACCESS_KEY (SigV4)")
+	fs.StringVar(&s.tokenURL, "token-url", "", "OAuth2 token URL")
+	fs.StringVar(&s.clientID, "client-id", "", "OAuth2 client id")
+	fs.StringVar(&s.clientSecSec, "client-secret-secret", "", "name of the secret holding the OAuth2 client secret")
+	if s.kind != memberSet {
+		fs.Var(&s.allowRegions, "allow-region", "allowed member region or glob such as eu-* (repeatable, R-ELIG-3)")
+		fs.Var(&s.maxAttempts, "max-attempts", "most attempts per call (R-FAIL-13; default 8)")
+		fs.Var(&s.maxWait, "max-wait", "how long a call may wait for a cooling member, e.g. 10s (R-END-1)")
+		fs.Var(&s.attemptDL, "attempt-deadline", "deadline for an attempt's response headers, e.g. 60s (0s disables)")
+		fs.Var(&s.rlHeaders, "rate-limit-header", "DIM=NAME: header NAME carries DIM, e.g. tokens-remaining=x-rl-tokens (repeatable)")
+		fs.Var(&s.defMaxOut, "default-max-output", "output cap for budget reservations (default 4096)")
+		fs.Var(&s.priority, "priority", "orders records of equal price; higher first")
+		fs.BoolVar(&s.internal, "internal", false, "allow plain http to private addresses (cluster admins)")
+	}
+	if member {
+		fs.Var(&s.weight, "weight", "share of traffic, 1-10000 (default 1)")
+		fs.Var(&s.order, "order", "tier, 1-100: higher tiers are tried when lower ones cannot serve (default 1)")
+		fs.Var(&s.modelMap, "model", "CALLER=MEMBER: send model CALLER upstream as MEMBER, e.g. an Azure deployment (repeatable)")
+		fs.StringVar(&s.account, "account", "", "capacity account the member shares with others (R-ORDER-4)")
+	}
+	if s.kind == memberAdd {
+		fs.StringVar(&s.recordMember, "record-member", "", "name a plain record's own endpoint gets as a member (default primary)")
+	}
+	if s.kind == memberSet {
+		fs.BoolVar(&s.off, "off", false, "take the member out of every call (R-ELIG-1)")
+		fs.BoolVar(&s.on, "on", false, "put the member back")
+	}
+}
+
+// presetValue maps a --preset name to the API enum.
+func presetValue(name string) (adminv1.Preset, error) {
+	switch name {
+	case "":
+		return adminv1.Preset_PRESET_UNSPECIFIED, nil
+	case "openai":
+		return adminv1.Preset_PRESET_OPENAI, nil
+	case "azure-openai":
+		return adminv1.Preset_PRESET_AZURE_OPENAI, nil
+	case "anthropic":
+		return adminv1.Preset_PRESET_ANTHROPIC, nil
+	case "bedrock":
+		return adminv1.Preset_PRESET_BEDROCK, nil
+	case "vllm":
+		return adminv1.Preset_PRESET_VLLM, nil
+	}
+	return 0, fmt.Errorf("--preset: want openai, azure-openai, anthropic, bedrock or vllm, got %q", name)
+}
+
+// authKindValue maps an --auth-kind name to the config enum.
+func authKindValue(name string) (configv1.AuthKind, error) {
+	switch name {
+	case "":
+		return configv1.AuthKind_AUTH_KIND_UNSPECIFIED, nil
+	case "api-key":
+		return configv1.AuthKind_AUTH_KIND_API_KEY, nil
+	case "sigv4":
+		return configv1.AuthKind_AUTH_KIND_SIGV4, nil
+	case "oauth2":
+		return configv1.AuthKind_AUTH_KIND_OAUTH2, nil
+	case "none":
+		return configv1.AuthKind_AUTH_KIND_NONE, nil
+	}
+	return 0, fmt.Errorf("--auth-kind: want api-key, sigv4, oauth2 or none, got %q", name)
+}
+
+// check validates the values given, after parsing; given names the flags
+// present. Problems are usage errors (exit 2), all of them at once.
+func (s *specFlags) check(given map[string]bool) error {
+	s.given = given
+	var problems []string
+	add := func(err error) {
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	_, err := presetValue(s.preset)
+	add(err)
+	_, err = authKindValue(s.authKind)
+	add(err)
+	if s.baseURL != "" {
+		u, err := url.Parse(s.baseURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			add(fmt.Errorf("--base-url: want an absolute http(s) URL, got %q", s.baseURL))
+		}
+	}
+	for flagName, v := range map[string]string{"key-secret": s.keySec, "access-key-secret": s.accessKeySec,
+		"client-secret-secret": s.clientSecSec} {
+		if v != "" {
+			if err := checkName("secret", v); err != nil {
+				add(fmt.Errorf("--%s: %w", flagName, err))
+			}
+		}
+	}
+	if s.region != "" {
+		if err := checkRegion(s.region, false); err != nil {
+			add(fmt.Errorf("--region: %w", err))
+		}
+	}
+	if s.recordMember != "" {
+		if err := checkName("member", s.recordMember); err != nil {
+			add(fmt.Errorf("--record-member: %w", err))
+		}
+	}
+	if s.tokenURL != "" {
+		if u, err := url.Parse(s.tokenURL); err != nil || u.Scheme == "" || u.Host == "" {
+			add(fmt.Errorf("--token-url: want an absolute URL, got %q", s.tokenURL))
+		}
+	}
+	if s.off && s.on {
+		add(fmt.Errorf("--off and --on exclude each other"))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// presetEnum returns the parsed --preset (check has validated it).
+func (s *specFlags) presetEnum() adminv1.Preset {
+	p, _ := presetValue(s.preset)
+	return p
+}
+
+// field binds a flag to the spec field path it sets.
+type field struct {
+	flag string
+	path string
+}
+
+// recordFields are the flags of a record in the order their mask paths are
+// sent; the paths are ProviderSpec paths (UpdateProviderRequest).
+func recordFields() []field {
+	return []field{
+		{"base-url", "base_url"}, {"models", "models"}, {"key-secret", "key_secret"}, {"region", "region"},
+		{"retains-data", "retains_data"}, {"tag", "tags"}, {"price", "prices"},
+		{"rpm", "limits.rpm"}, {"input-tpm", "limits.input_tpm"}, {"output-tpm", "limits.output_tpm"},
+		{"allow-region", "allowed_regions"}, {"max-attempts", "recovery.max_attempts"},
+		{"max-wait", "recovery.max_wait"}, {"attempt-deadline", "recovery.attempt_deadline"},
+		{"rate-limit-header", "rate_limit_headers"}, {"default-max-output", "default_max_output"},
+		{"priority", "priority"}, {"internal", "internal"},
+		{"auth-kind", "auth.kind"}, {"auth-header", "auth.header"}, {"aws-service", "auth.aws_service"},
+		{"aws-region", "auth.aws_region"}, {"access-key-secret", "auth.access_key_secret"},
+		{"token-url", "auth.token_url"}, {"client-id", "auth.client_id"},
+		{"client-secret-secret", "auth.client_secret_secret"},
+	}
+}
+
+// memberFields are the flags of a member in mask order; the paths are
+// PoolMemberSpec paths (UpdatePoolMemberRequest).
+func memberFields() []field {
+	return []field{
+		{"base-url", "base_url"}, {"key-secret", "key_secret"}, {"region", "region"},
+		{"retains-data", "retains_data"}, {"tag", "tags"}, {"price", "prices"},
+		{"rpm", "limits.rpm"}, {"input-tpm", "limits.input_tpm"}, {"output-tpm", "limits.output_tpm"},
+		{"weight", "weight"}, {"order", "order"}, {"model", "model_map"}, {"models", "models"},
+		{"account", "account"}, {"off", "off"}, {"on", "off"},
+		{"auth-kind", "auth.kind"}, {"auth-header", "auth.header"}, {"aws-service", "auth.aws_service"},
+		{"aws-region", "auth.aws_region"}, {"access-key-secret", "auth.access_key_secret"},
+		{"token-url", "auth.token_url"}, {"client-id", "auth.client_id"},
+		{"client-secret-secret", "auth.client_secret_secret"},
+	}
+}
+
+// mask returns the update mask of the fields given, without duplicates.
+func (s *specFlags) mask(fields []field) *fieldmaskpb.FieldMask {
+	var paths []string
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if s.given[f.flag] && !seen[f.path] {
+			seen[f.path] = true
+			paths = append(paths, f.path)
+		}
+	}
+	return &fieldmaskpb.FieldMask{Paths: paths}
+}
+
+// auth returns the Auth of the auth flags given, or nil when none is.
+func (s *specFlags) auth() *configv1.Auth {
+	kind, _ := authKindValue(s.authKind)
+	a := &configv1.Auth{Kind: kind, Header: s.authHeader, AwsService: s.awsService, AwsRegion: s.awsRegion,
+		AccessKeySecret: s.accessKeySec, TokenUrl: s.tokenURL, ClientId: s.clientID, ClientSecretSecret: s.clientSecSec}
+	if proto.Equal(a, &configv1.Auth{}) {
+		return nil
+	}
+	return a
+}
+
+// limits returns the Limits of the limit flags given, or nil.
+func (s *specFlags) limits() *configv1.Limits {
+	if !s.given["rpm"] && !s.given["input-tpm"] && !s.given["output-tpm"] {
+		return nil
+	}
+	return &configv1.Limits{Rpm: s.rpm.v, InputTpm: s.inTPM.v, OutputTpm: s.outTPM.v}
+}
+
+// modelList returns --models as Model messages; their kind is left for the
+// server to resolve.
+func (s *specFlags) modelList() []*configv1.Model {
+	var out []*configv1.Model
+	for _, m := range s.models.vals {
+		out = append(out, &configv1.Model{Name: m})
+	}
+	return out
+}
+
+// recordSpec returns the ProviderSpec of the record flags given. With
+// recordOnly it holds only the fields a member cannot hold (and --models),
+// for `pool add` creating the record.
+func (s *specFlags) recordSpec(recordOnly bool) *adminv1.ProviderSpec {
+	spec := &adminv1.ProviderSpec{
+		AllowedRegions:   s.allowRegions.vals,
+		RateLimitHeaders: s.rlHeaders.m,
+		DefaultMaxOutput: s.defMaxOut.v,
+		Priority:         s.priority.v,
+		Internal:         s.internal,
+		Models:           s.modelList(),
+	}
+	if s.given["max-attempts"] || s.given["max-wait"] || s.given["attempt-deadline"] {
+		spec.Recovery = &configv1.Recovery{MaxAttempts: s.maxAttempts.v}
+		if s.given["max-wait"] && !s.maxWait.empty {
+			spec.Recovery.MaxWait = durationpb.New(s.maxWait.d)
+		}
+		if s.given["attempt-deadline"] && !s.attemptDL.empty {
+			spec.Recovery.AttemptDeadline = durationpb.New(s.attemptDL.d)
+		}
+	}
+	if recordOnly {
+		return spec
+	}
+	spec.BaseUrl = s.baseURL
+	spec.KeySecret = s.keySec
+	spec.Region = s.region
+	spec.RetainsData = s.retains
+	spec.Tags = s.tags.m
+	spec.Prices = s.prices.prices
+	spec.Limits = s.limits()
+	spec.Auth = s.auth()
+	return spec
+}
+
+// memberSpec returns the PoolMemberSpec of the member flags given. An
+// optional field given empty ("--region=") is left absent, so that on `pool
+// set` it goes back to inheriting from the record.
+func (s *specFlags) memberSpec() *adminv1.PoolMemberSpec {
+	opt := func(flagName, v string) *string {
+		if !s.given[flagName] || v == "" {
+			return nil
+		}
+		return proto.String(v)
+	}
+	spec := &adminv1.PoolMemberSpec{
+		BaseUrl:   s.baseURL,
+		Auth:      s.auth(),
+		KeySecret: opt("key-secret", s.keySec),
+		Region:    opt("region", s.region),
+		Tags:      s.tags.m,
+		Limits:    s.limits(),
+		Prices:    s.prices.prices,
+		Weight:    s.weight.v,
+		Order:     s.order.v,
+		ModelMap:  s.modelMap.m,
+		Models:    s.models.vals,
+		Off:       s.off,
+		Account:   opt("account", s.account),
+	}
+	if s.given["retains-data"] {
+		spec.RetainsData = proto.Bool(s.retains)
+	}
+	return spec
+}
+
+// givenOf returns those of the named flags that are present, spelled
+// "--name".
+func (s *specFlags) givenOf(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if s.given[n] {
+			out = append(out, "--"+n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package provider
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+)
+
+// Warning codes (common.proto Warning.code).
+const (
+	WarnSharedKeySecret   = "shared_key_secret"
+	WarnSharedHost        = "shared_host"
+	WarnSecretHostMissing = "secret_host_mismatch"
+	WarnModelUnpriced     = "model_unpriced"
+	WarnRulesRefuseAll    = "rules_refuse_all"
+)
+
+// Warnings returns the record's current warnings, in a fixed order: R-SEC-4
+// shared_key_secret (two or more members sign with the same secret: a key
+// secret, SigV4 access key secret or OAuth2 client secret) and shared_host
+// (two or more members reach the same host name, ports aside), then
+// secret_host_mismatch (with env.Secrets), model_unpriced and
+// rules_refuse_all (with env.Rules). Off members
+// count: switching a member on must not need a new warning to be safe.
+func Warnings(r *Record, env Env) []*adminv1.Warning {
+	type ep struct {
+		name string
+		eff  *adminv1.EffectiveMember
+	}
+	var eps []ep
+	if r.Pool {
+		for _, m := range sortedMembers(r) {
+			eps = append(eps, ep{m.Name, Effective(r, m)})
+		}
+	} else {
+		eps = append(eps, ep{PrimaryMember, Effective(r, nil)})
+	}
+	var out []*adminv1.Warning
+	warn := func(code, msg string, members []string) {
+		out = append(out, &adminv1.Warning{Code: code, Message: msg, Record: r.Name, Members: members})
+	}
+
+	// R-SEC-4: groups of two or more, each reported once, in the order of
+	// their first member.
+	group := func(keyOf func(e ep) string) (keys []string, by map[string][]string) {
+		by = map[string][]string{}
+		for _, e := range eps {
+			k := keyOf(e)
+			if k == "" {
+				continue
+			}
+			if _, seen := by[k]; !seen {
+				keys = append(keys, k)
+			}
+			by[k] = append(by[k], e.name)
+		}
+		return keys, by
+	}
+	keys, by := group(func(e ep) string { return signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret()) })
+	for _, k := range keys {
+		if ms := by[k]; len(ms) > 1 {
+			warn(WarnSharedKeySecret, fmt.Sprintf("members %s sign with the same secret %s: they are probably keys of one account and add no capacity (R-SEC-4)", list(ms), strconv.Quote(k)), ms)
+		}
+	}
+	keys, by = group(func(e ep) string { return hostOf(e.eff.GetBaseUrl()) })
+	for _, k := range keys {
+		if ms := by[k]; len(ms) > 1 {
+			warn(WarnSharedHost, fmt.Sprintf("members %s reach the same host %s: they are probably one deployment and add no capacity (R-SEC-4)", list(ms), strconv.Quote(k)), ms)
+		}
+	}
+
+	// R-SEC-1: the edge sends a secret only to a host it is bound to.
+	if env.Secrets != nil {
+		for _, e := range eps {
+			secret := signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret())
+			target := e.eff.GetBaseUrl()
+			if e.eff.GetAuth().GetKind() == configv1.AuthKind_AUTH_KIND_OAUTH2 {
+				target = e.eff.GetAuth().GetTokenUrl() // the client secret goes to the token endpoint
+			}
+			hosts, ok := env.Secrets[secret]
+			if secret == "" || !ok || target == "" || hostBound(hosts, target) {
+				continue
+			}
+			h, _ := hostPortOf(target)
+			warn(WarnSecretHostMissing, fmt.Sprintf("secret %s is not bound to host %s, so the edge will not send it there (R-SEC-1): add the host to the secret", strconv.Quote(secret), strconv.Quote(h)), []string{e.name})
+		}
+	}
+
+	// R-MODEL-4: a model is priced when the record, or every member serving
+	// it, has a whole price for it.
+	for _, md := range r.Spec.GetModels() {
+		model := md.GetName()
+		priced, serving := true, 0
+		for _, e := range eps {
+			if !slices.Contains(e.eff.GetModels(), model) {
+				continue
+			}
+			serving++
+			whole := false
+			for _, p := range e.eff.GetPrices() {
+				if p.GetPrice().GetModel() == model {
+					whole = p.GetWhole()
+				}
+			}
+			priced = priced && whole
+		}
+		if serving > 0 && !priced {
+			warn(WarnModelUnpriced, fmt.Sprintf("model %s has no whole price on the record or on every member, so the record sorts after priced ones (R-MODEL-4)", strconv.Quote(model)), nil)
+		}
+	}
+
+	// R-ELIG-2: rules that refuse every member make the record unreachable.
+	if env.Rules != nil && !r.Managed && len(eps) > 0 {
+		refused := 0
+		for _, e := range eps {
+			if refusedByRules(env.Rules, e.eff) {
+				refused++
+			}
+		}
+		if refused == len(eps) {
+			warn(WarnRulesRefuseAll, "the tenant's data rules refuse every member of the record, so calls can never reach it (R-ELIG-2)", nil)
+		}
+	}
+	return out
+}
+
+// refusedByRules reports whether the data rules refuse an endpoint
+// (R-ELIG-2): its region matches none of the allowed regions (no region
+// matches none), it retains data where that is refused, or it lacks a
+// required tag.
+func refusedByRules(rules *configv1.DataRules, e *adminv1.EffectiveMember) bool {
+	if allowed := rules.GetAllowedRegions(); len(allowed) > 0 {
+		ok := false
+		for _, pat := range allowed {
+			if m, err := path.Match(pat, e.GetRegion()); err == nil && m && e.GetRegion() != "" {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return true
+		}
+	}
+	if rules.GetNoRetainedData() && e.GetRetainsData() {
+		return true
+	}
+	for k, v := range rules.GetRequiredTags() {
+		if e.GetTags()[k] != v {
+			return true
+		}
+	}
+	return false
+}
+
+// hostBound reports whether a secret bound to hosts (each a name or
+// name:port) may be sent to the host of target: a bare name binds every
+// port, name:port only that port.
+func hostBound(hosts []string, target string) bool {
+	h, port := hostPortOf(target)
+	for _, b := range hosts {
+		bh, bp := strings.ToLower(strings.TrimSuffix(b, ".")), ""
+		if hh, pp, err := net.SplitHostPort(b); err == nil {
+			bh, bp = strings.ToLower(strings.TrimSuffix(hh, ".")), pp
+		}
+		bh = strings.TrimSuffix(strings.TrimPrefix(bh, "["), "]")
+		if bh == h && (bp == "" || bp == port) {
+			return true
+		}
+	}
+	return false
+}
+
+// list formats member names for a message: "a", "a and b", "a, b and c".
+func list(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}

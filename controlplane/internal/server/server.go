@@ -1,0 +1,231 @@
+// Package server wires the control plane's admin API into one HTTP handler
+// and serves it: Connect, gRPC and gRPC-Web on one port (HTTP/1.1 and
+// cleartext HTTP/2), with gRPC health checking and server reflection.
+//
+// Exported API:
+//
+//   - Config (DefaultConfig, Validate): listen address, database URL, dev
+//     mode, the var directory.
+//   - Deps and Handler(deps): every admin service (package admin, and the
+//     provider, pool and price services of package provider) behind the
+//     auth interceptor and a logging interceptor; grpc.health.v1 and
+//     grpc.reflection (unauthenticated).
+//   - Run(ctx, cfg, getenv, log): keys (master and edge; see secretbox),
+//     store (migrated), listen, serve until ctx ends, then shut down
+//     gracefully.
+//   - Serve(ctx, ln, handler, log): serve one handler on a listener.
+//   - OpenDatabase(ctx, cfg, getenv, log): the DSN to use (DATABASE_URL, or
+//     in dev mode a private Postgres via pgserver).
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+
+	"weir.dev/controlplane/internal/admin"
+	"weir.dev/controlplane/internal/auth"
+	"weir.dev/controlplane/internal/provider"
+	"weir.dev/controlplane/internal/secretbox"
+	"weir.dev/controlplane/internal/store"
+	"weir.dev/db/pgserver"
+	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
+)
+
+// Config is the control plane server's configuration.
+type Config struct {
+	// Listen is the address of the admin API (WEIR_CP_LISTEN).
+	Listen string
+	// DatabaseURL is the PostgreSQL DSN (DATABASE_URL). In dev mode an empty
+	// one means a private or local server found by pgserver.Ensure.
+	DatabaseURL string
+	// Dev keeps the master and edge keys under VarDir when the environment
+	// has none, and finds a database when DatabaseURL is empty.
+	Dev bool
+	// VarDir holds dev-mode state (keys). Default "var".
+	VarDir string
+	// ShutdownTimeout bounds the graceful shutdown. Default 10s.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second}
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("listen address %q: %w", c.Listen, err))
+	}
+	if c.DatabaseURL == "" && !c.Dev {
+		errs = append(errs, errors.New("no database: set DATABASE_URL or --database-url (or use --dev)"))
+	}
+	if c.VarDir == "" {
+		errs = append(errs, errors.New("the var directory must not be empty"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("the shutdown timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Deps are what Handler needs.
+type Deps struct {
+	Store *store.Store
+	// Box seals secret values under the master key.
+	Box *secretbox.Box
+	// Log receives one line per failed RPC and internal errors; nil
+	// discards. Request and response bodies are never logged.
+	Log *slog.Logger
+	// Now is the clock (nil: time.Now); Rand the source of keys and tokens
+	// (nil: crypto/rand).
+	Now  func() time.Time
+	Rand io.Reader
+}
+
+// Handler returns the admin API: every service, health and reflection.
+func Handler(d Deps) http.Handler {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	opts := []connect.HandlerOption{
+		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log), fillSlot{}),
+	}
+	admin.Register(mux, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand}, opts...)
+	provider.Register(mux, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now}, opts...)
+	names := append(admin.ServiceNames(),
+		adminv1connect.ProviderServiceName, adminv1connect.PoolServiceName, adminv1connect.PriceServiceName)
+	mux.Handle(grpchealth.NewHandler(&checker{store: d.Store, services: names}))
+	reflector := grpcreflect.NewStaticReflector(names...)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	return mux
+}
+
+// Run serves the admin API per cfg until ctx ends.
+func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	master, err := secretbox.MasterKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
+		return err
+	}
+	box, err := secretbox.NewBox(master, nil)
+	if err != nil {
+		return err
+	}
+	// The edge key seals secrets in snapshots; it is checked at start so
+	// that a control plane that cannot serve edges does not start.
+	// TODO(distribution): hand it to the snapshot publisher.
+	if _, err := secretbox.EdgeKey(getenv, cfg.Dev, cfg.VarDir); err != nil {
+		return err
+	}
+	dsn, err := OpenDatabase(ctx, cfg, getenv, log)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("admin API listening", "addr", ln.Addr().String(), "dev", cfg.Dev)
+	return Serve(ctx, ln, Handler(Deps{Store: st, Box: box, Log: log}), log, cfg.ShutdownTimeout)
+}
+
+// OpenDatabase returns the DSN of the control plane's database: cfg's
+// DatabaseURL, else (dev mode) database "weir" on the server pgserver.Ensure
+// finds or starts. The DSN is never logged.
+func OpenDatabase(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger) (string, error) {
+	if cfg.DatabaseURL != "" {
+		return cfg.DatabaseURL, nil
+	}
+	if !cfg.Dev {
+		return "", errors.New("no database: set DATABASE_URL or --database-url (or use --dev)")
+	}
+	adminDSN, err := pgserver.Ensure(ctx, pgserver.Options{Getenv: getenv, Log: slogWriter{log}})
+	if err != nil {
+		return "", err
+	}
+	return pgserver.EnsureDatabase(ctx, adminDSN, "weir")
+}
+
+// Serve serves h on ln until ctx ends, then shuts down, waiting at most
+// shutdownTimeout for requests in flight. HTTP/1.1 and cleartext HTTP/2 are
+// both served, so gRPC clients work without TLS.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger, shutdownTimeout time.Duration) error {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{
+		Handler:           h,
+		Protocols:         protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// checker reports the API serving while the database answers.
+type checker struct {
+	store    *store.Store
+	services []string
+}
+
+func (c *checker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	if req.Service != "" {
+		known := false
+		for _, s := range c.services {
+			known = known || s == req.Service
+		}
+		if !known {
+			return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %s", req.Service))
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := c.store.Pool().Ping(ctx); err != nil {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
+
+// slogWriter turns pgserver's progress lines into log records.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Info("pgserver", "msg", string(p))
+	return len(p), nil
+}
