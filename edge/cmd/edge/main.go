@@ -1,6 +1,7 @@
 // Command edge is Weir's gateway: it serves callers' OpenAI- and
 // Anthropic-format calls and routes them to providers. Standalone, it runs
-// from a config file (--config); see README.md.
+// from a config file (--config); joined to a control plane, it takes its
+// config from NATS (--nats-url) and reports back there; see README.md.
 package main
 
 import (
@@ -15,9 +16,11 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"weir.dev/edge/internal/distrib"
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/netguard"
 	"weir.dev/edge/internal/routing"
@@ -41,6 +44,9 @@ func main() {
 // defaults.
 type Config struct {
 	ConfigFile  string
+	NATSURL     string
+	StateDir    string
+	EdgeKey     []byte
 	Listen      string
 	AdminListen string
 	EdgeID      string
@@ -53,8 +59,21 @@ type Config struct {
 // Validate reports every problem of c.
 func (c Config) Validate() error {
 	var errs []error
-	if c.ConfigFile == "" {
-		errs = append(errs, errors.New("--config is required (the control-plane mode comes with distribution)"))
+	switch {
+	case c.ConfigFile == "" && c.NATSURL == "":
+		errs = append(errs, errors.New("give --config (standalone) or --nats-url (with a control plane)"))
+	case c.ConfigFile != "" && c.NATSURL != "":
+		errs = append(errs, errors.New("give only one of --config and --nats-url"))
+	case c.NATSURL != "":
+		if c.UsageLog != "" {
+			errs = append(errs, errors.New("--usage-log is for standalone mode; with NATS, records go to the WEIR_USAGE stream"))
+		}
+		if c.EdgeKey == nil {
+			errs = append(errs, errors.New("WEIR_EDGE_KEY (32 bytes, hex or base64) is required with --nats-url"))
+		}
+		if c.EdgeID == "" {
+			errs = append(errs, errors.New("--edge-id is empty"))
+		}
 	}
 	if c.Listen == "" {
 		errs = append(errs, errors.New("--listen is empty"))
@@ -81,6 +100,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.SetOutput(stderr)
 	var c Config
 	fs.StringVar(&c.ConfigFile, "config", getenv("WEIR_EDGE_CONFIG"), "standalone config file (protojson weir.config.v1.StandaloneConfig) [WEIR_EDGE_CONFIG]")
+	fs.StringVar(&c.NATSURL, "nats-url", getenv("NATS_URL"), "NATS server(s) of the control plane, comma-separated [NATS_URL]")
+	fs.StringVar(&c.StateDir, "state-dir", getenv("WEIR_EDGE_STATE_DIR"), "where the config cache and the usage journal live (default ./var/edge-<edge id>) [WEIR_EDGE_STATE_DIR]")
 	fs.StringVar(&c.Listen, "listen", envOr(getenv, "WEIR_EDGE_LISTEN", ":8080"), "gateway address [WEIR_EDGE_LISTEN]")
 	fs.StringVar(&c.AdminListen, "admin-listen", envOr(getenv, "WEIR_EDGE_ADMIN_LISTEN", "127.0.0.1:9090"), "metrics and pprof address, empty to disable [WEIR_EDGE_ADMIN_LISTEN]")
 	fs.StringVar(&c.EdgeID, "edge-id", envOr(getenv, "WEIR_EDGE_ID", host), "this edge's id [WEIR_EDGE_ID]")
@@ -91,7 +112,16 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	return c, c.Validate()
+	var keyErr error
+	if c.NATSURL != "" {
+		if c.StateDir == "" {
+			c.StateDir = filepath.Join("var", "edge-"+distrib.Token(c.EdgeID))
+		}
+		if k := getenv("WEIR_EDGE_KEY"); k != "" {
+			c.EdgeKey, keyErr = distrib.ParseEdgeKey(k)
+		}
+	}
+	return c, errors.Join(keyErr, c.Validate())
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -121,7 +151,25 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	tokenClient := &http.Client{Transport: transport, Timeout: upauth.TokenFetchTimeout}
 	signer := upauth.New(nil, tokenClient, time.Now)
 
+	reg := gateway.NewRegistry()
+	states := routing.NewStates()
 	var sink usage.Sink = usage.Discard{}
+	var budgets gateway.Budgets
+	var affinity gateway.Affinity
+	var edge *distrib.Edge
+	if cfg.NATSURL != "" {
+		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, log)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		edge, err = distrib.New(distrib.Options{NATS: nc, EdgeID: cfg.EdgeID, StateDir: cfg.StateDir, EdgeKey: cfg.EdgeKey,
+			Registry: reg, States: states, Secrets: signer, Log: log})
+		if err != nil {
+			return err
+		}
+		sink, budgets, affinity = edge.Usage(), edge.Budgets(), edge.Affinity()
+	}
 	switch cfg.UsageLog {
 	case "":
 	case "-":
@@ -134,10 +182,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 		defer f.Close()
 		sink = usage.NewJSONLines(f)
 	}
-	reg := gateway.NewRegistry()
 	metrics := gateway.NewMetrics()
 	gw, err := gateway.New(gateway.Config{
-		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, Registry: reg, States: routing.NewStates(),
+		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
 		Adapters: map[routing.WireFormat]wire.Adapter{
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
 		},
@@ -147,12 +194,39 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 		return err
 	}
 
+	if edge != nil {
+		// The edge serves at once from its disk cache (if any) and /readyz
+		// turns ready when a config is installed, from disk or from NATS.
+		// Its loops outlive the shutdown signal: Close, after the last call,
+		// flushes records and gives back leases, then stops them.
+		if err := edge.Start(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
+		defer func() {
+			// Calls have ended: flush their records and give back leases.
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := edge.Close(cctx); err != nil {
+				log.Error("closing the control-plane link", "err", err)
+			}
+		}()
+	} else {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		if err := loadStandalone(watchCtx, cfg, getenv, log, signer, reg); err != nil {
+			return err
+		}
+	}
+	return listenAndServe(ctx, cfg, gw, metrics, log)
+}
+
+// loadStandalone watches the config file until ctx ends and returns once
+// the first load is installed (or failed).
+func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry) error {
 	loaded := make(chan error, 1)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
 	go func() {
 		first := true
-		err := standalone.Watch(watchCtx, cfg.ConfigFile, cfg.Poll, getenv, log, func(c *standalone.Config) {
+		err := standalone.Watch(ctx, cfg.ConfigFile, cfg.Poll, getenv, log, func(c *standalone.Config) {
 			signer.SetStore(c.Secrets)
 			reg.Set(c.Tables)
 			if first {
@@ -170,9 +244,16 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 			return err
 		}
 	case <-ctx.Done():
+	}
+	return nil
+}
+
+// listenAndServe serves callers (and the admin port) until ctx ends, then
+// shuts down gracefully.
+func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metrics *gateway.Metrics, log *slog.Logger) error {
+	if ctx.Err() != nil {
 		return nil
 	}
-
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

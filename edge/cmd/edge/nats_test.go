@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"weir.dev/edge/internal/distrib"
+	"weir.dev/edge/internal/fakeprovider"
+	"weir.dev/edge/internal/secrets"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+)
+
+func startNATS(t *testing.T, dir string, port int) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// edgeRun runs the edge binary's run in the background; stop cancels it and
+// returns its exit code.
+func edgeRun(t *testing.T, args []string, env map[string]string) (stop func() int, stderr *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr = &bytes.Buffer{}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, stderr) }()
+	return func() int {
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(15 * time.Second):
+			t.Fatal("edge did not exit")
+			return -1
+		}
+	}, stderr
+}
+
+func waitReady(t *testing.T, addr string, stderr *bytes.Buffer) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for i := 0; ; i++ {
+		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return time.Since(start)
+			}
+		}
+		if i > 500 {
+			t.Fatalf("edge not ready: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func chat(t *testing.T, addr string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-x","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer k-test")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// NATS mode end to end: the edge takes its config from WEIR_CONFIG, serves
+// a call, publishes its record to WEIR_USAGE, exits cleanly; restarted
+// while NATS is down, it serves from its disk cache at once.
+func TestNATSMode(t *testing.T) {
+	fake := fakeprovider.New(fakeprovider.Options{APIKey: "sk-x"})
+	up, err := fake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	sealed, err := secrets.Seal(key, []byte("sk-x"), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("k-test"))
+	snap := &configv1.TenantSnapshot{Version: 1, Tenant: &configv1.Tenant{Id: "t", Name: "t"},
+		ApiKeys: []*configv1.ApiKey{{Id: "k", Name: "k", Sha256: sum[:]}},
+		Records: []*configv1.ProviderRecord{{Id: "r", Name: "pool", TenantId: "t", WireFormat: configv1.WireFormat_WIRE_FORMAT_OPENAI,
+			Models: []*configv1.Model{{Name: "gpt-x", Kind: configv1.ModelKind_MODEL_KIND_CHAT}},
+			Auth:   &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "authorization"}, KeySecret: "s",
+			Members: []*configv1.Member{{Name: "a", BaseUrl: up + "/v1", Weight: 1, Order: 1}}}},
+		Secrets: []*configv1.Secret{{Name: "s", TenantId: "t", Hosts: []string{"127.0.0.1"}, Ciphertext: sealed}},
+	}
+	ns := startNATS(t, t.TempDir(), -1)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := js.CreateKeyValue(ctx, distrib.ConfigBucketConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := proto.Marshal(snap)
+	if _, err := kv.Put(ctx, "tenant.t", raw); err != nil {
+		t.Fatal(err)
+	}
+
+	stateDir := t.TempDir()
+	addr := freeAddr(t)
+	args := []string{"--nats-url", ns.ClientURL(), "--state-dir", stateDir, "--listen", addr, "--admin-listen", "", "--edge-id", "edge-1", "--shutdown-grace", "5s"}
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key)}
+	stop, stderr := edgeRun(t, args, env)
+	waitReady(t, addr, stderr)
+	if code := chat(t, addr); code != 200 {
+		t.Fatalf("call: %d\n%s", code, stderr)
+	}
+	stopAt := time.Now()
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("stopped in %v:\n%s", time.Since(stopAt), stderr)
+	// The record was flushed to the stream before exit.
+	s, err := js.Stream(ctx, distrib.UsageStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil || info.State.Msgs != 1 {
+		t.Fatalf("stream holds %v records (%v), want 1", info.State.Msgs, err)
+	}
+
+	// Restart with NATS down: ready from disk at once, and serving.
+	nc.Close()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	stop, stderr = edgeRun(t, args, env)
+	took := waitReady(t, addr, stderr)
+	t.Logf("ready from the disk cache in %v with NATS down", took)
+	if code := chat(t, addr); code != 200 {
+		t.Fatalf("call with NATS down: %d\n%s", code, stderr)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+func TestNATSModeUsage(t *testing.T) {
+	none := func(string) string { return "" }
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--config", "x.json", "--nats-url", "nats://127.0.0.1:1"}, none, io.Discard, &stderr); code != 2 {
+		t.Fatalf("exit %d with both --config and --nats-url", code)
+	}
+	if code := run(context.Background(), []string{"--nats-url", "nats://127.0.0.1:1"}, none, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "WEIR_EDGE_KEY") {
+		t.Fatalf("exit %d without an edge key: %s", code, stderr.String())
+	}
+	bad := func(k string) string {
+		if k == "WEIR_EDGE_KEY" {
+			return "c2hvcnQ="
+		}
+		return ""
+	}
+	if code := run(context.Background(), []string{"--nats-url", "nats://127.0.0.1:1"}, bad, io.Discard, &stderr); code != 2 {
+		t.Fatalf("exit %d with a short edge key", code)
+	}
+}

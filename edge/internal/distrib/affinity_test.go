@@ -1,0 +1,86 @@
+package distrib
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"weir.dev/edge/internal/fakeprovider"
+	"weir.dev/edge/internal/routing"
+)
+
+// twoEdges starts two edges on one NATS with the test tenant's pool over
+// two fake members, and returns them with the fakes by member name.
+func twoEdges(t *testing.T) (*natsServer, *testEdge, *testEdge, map[string]*fakeprovider.Server) {
+	t.Helper()
+	ns := startNATS(t)
+	f0, f1 := newFake(t), newFake(t)
+	a := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+	b := newTestEdge(t, ns.url(), "edge-b", t.TempDir())
+	a.start(t)
+	b.start(t)
+	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
+	waitFor(t, 5*time.Second, "both edges served", func() bool { return servedVersion(a) == 1 && servedVersion(b) == 1 })
+	return ns, a, b, map[string]*fakeprovider.Server{"m0": f0, "m1": f1}
+}
+
+// R-STICK-3 across edges: a job's first call, served on edge A by the
+// member rendezvous hashing did NOT pick (A's pick was rate limited), is
+// followed on edge B, which never saw the job, by the same member, read
+// from WEIR_AFFINITY; without it B would have picked the rendezvous member.
+func TestAffinitySharedAcrossEdges(t *testing.T) {
+	t.Parallel()
+	ns, a, b, fakes := twoEdges(t)
+	const job = "job-sticky-1"
+	members := a.reg.Tenant(testTenant).Record("pool").Members
+	hashed := routing.Rendezvous(job, members)
+	other := members[0]
+	if other == hashed {
+		other = members[1]
+	}
+	fakes[hashed.Name].Enqueue(fakeprovider.RateLimited(30 * time.Second))
+
+	status, served := a.call(t, job)
+	if status != 200 || served != other.Name {
+		t.Fatalf("edge A: %d served by %q, want %q after %q was rate limited", status, served, other.Name, hashed.Name)
+	}
+	kv, err := mustJS(t, connect(t, ns.url())).KeyValue(context.Background(), AffinityBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := affinityKey(testTenant, routing.JobHash(testTenant, job))
+	waitFor(t, 5*time.Second, "affinity in WEIR_AFFINITY", func() bool {
+		_, err := kv.Get(context.Background(), key)
+		return err == nil
+	})
+	if b.states.View(hashed, time.Now()).Cooling(time.Now()) {
+		t.Fatal("edge B learned A's cooldown: the test would prove nothing")
+	}
+	status, served = b.call(t, job)
+	if status != 200 || served != other.Name {
+		t.Fatalf("edge B: %d served by %q, want %q (the job's last member), not the hashed %q", status, served, other.Name, hashed.Name)
+	}
+	// A job never seen anywhere goes, on B, to its rendezvous member.
+	fresh := "job-fresh-2"
+	if status, served := b.call(t, fresh); status != 200 || served != routing.Rendezvous(fresh, members).Name {
+		t.Fatalf("fresh job: %d %q", status, served)
+	}
+}
+
+// With NATS down, a local miss costs at most the short timeout and the call
+// is served (affinity falls back to rendezvous hashing).
+func TestAffinityMissWithNATSDown(t *testing.T) {
+	t.Parallel()
+	ns, a, _, _ := twoEdges(t)
+	ns.stop()
+	start := time.Now()
+	if _, _, ok := a.Affinity().Get(testTenant, "nope"); ok {
+		t.Fatal("hit for an unknown job")
+	}
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Fatalf("a miss with NATS down took %v", d)
+	}
+	if status, _ := a.call(t, "job-x"); status != 200 {
+		t.Fatalf("call with NATS down: %d", status)
+	}
+}

@@ -1,0 +1,314 @@
+package distrib
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	"weir.dev/edge/internal/compile"
+	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/routing"
+	"weir.dev/edge/internal/secrets"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+)
+
+// SecretSink takes the secret store built from the installed snapshots; the
+// edge's upauth.Signer is one.
+type SecretSink interface {
+	SetStore(*secrets.Store)
+}
+
+// tenantState is one tenant as this edge serves it: the snapshot's raw
+// bytes (what the disk cache keeps), its table, and its opened secrets.
+type tenantState struct {
+	version uint64
+	raw     []byte
+	snap    *configv1.TenantSnapshot
+	table   *routing.Table
+	secrets []secrets.Secret
+}
+
+// change is one KV entry: a key and its value, or its deletion.
+type change struct {
+	key     string
+	raw     []byte
+	deleted bool
+}
+
+// configState holds the snapshots an edge serves and installs them into the
+// registry and the signer. Its methods are safe for concurrent use but are
+// meant to be called from one watcher at a time.
+type configState struct {
+	reg   *gateway.Registry
+	sink  SecretSink
+	key   []byte
+	cache *diskCache
+	log   *slog.Logger
+
+	mu             sync.Mutex
+	tenants        map[string]*tenantState
+	cluster        *configv1.ClusterSnapshot
+	clusterRaw     []byte
+	clusterSecrets []secrets.Secret
+}
+
+func newConfigState(reg *gateway.Registry, sink SecretSink, edgeKey []byte, cache *diskCache, log *slog.Logger) *configState {
+	return &configState{reg: reg, sink: sink, key: edgeKey, cache: cache, log: log, tenants: map[string]*tenantState{}}
+}
+
+// loadDisk installs the snapshots the disk cache holds, so an edge that
+// starts while NATS is down serves at once. A cached snapshot that no longer
+// compiles (say, after an upgrade that tightened a rule) is logged and
+// skipped. It returns the number of tenants installed.
+func (s *configState) loadDisk() (int, error) {
+	if s.cache == nil {
+		return 0, nil
+	}
+	c, err := s.cache.load()
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.cluster != nil {
+		cs, sec, err := s.parseCluster(c.cluster)
+		if err != nil {
+			s.log.Error("config cache: cluster snapshot refused", "err", err)
+		} else {
+			s.cluster, s.clusterRaw, s.clusterSecrets = cs, c.cluster, sec
+		}
+	}
+	for name, raw := range c.tenants {
+		snap, err := decodeTenant("", raw)
+		if err == nil && tenantFile(snap.GetTenant().GetId()) != name {
+			err = fmt.Errorf("distrib: file %s holds tenant %q", name, snap.GetTenant().GetId())
+		}
+		var ts *tenantState
+		if err == nil {
+			ts, err = s.buildTenant(snap, raw)
+		}
+		if err != nil {
+			s.log.Error("config cache: tenant snapshot refused", "file", name, "err", err)
+			continue
+		}
+		s.tenants[ts.snap.GetTenant().GetId()] = ts
+	}
+	if len(s.tenants) == 0 && s.cluster == nil {
+		return 0, nil
+	}
+	if err := s.installAll(); err != nil {
+		return 0, err
+	}
+	return len(s.tenants), nil
+}
+
+// apply installs a batch of KV changes: the whole bucket as a watch first
+// delivers it (initial = true), or one update. The rules:
+//   - a snapshot whose version is not above the one served is ignored;
+//   - a snapshot that does not parse, compile or open is refused and the
+//     tenant keeps what it had (logged);
+//   - a new cluster snapshot recompiles every tenant; a tenant that does
+//     not compile with it keeps its table (logged);
+//   - a deleted key removes the tenant;
+//   - on the initial delivery of a bucket that holds anything, a tenant the
+//     bucket no longer has (it was deleted while this edge was away) is
+//     removed. An empty bucket removes nothing: it is being rebuilt, and the
+//     cached config stays in force until it is.
+func (s *configState) apply(batch []change, initial bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var clusterChange *change
+	for i := range batch {
+		if batch[i].key == ClusterKey {
+			clusterChange = &batch[i]
+		}
+	}
+	clusterChanged := false
+	if clusterChange != nil && !clusterChange.deleted {
+		if cs, sec, err := s.parseCluster(clusterChange.raw); err != nil {
+			s.log.Error("cluster snapshot refused; keeping the previous one", "err", err)
+		} else if s.cluster != nil && cs.GetVersion() <= s.cluster.GetVersion() {
+			s.log.Debug("cluster snapshot ignored: version not above the one served", "version", cs.GetVersion())
+		} else {
+			s.cluster, s.clusterRaw, s.clusterSecrets = cs, clusterChange.raw, sec
+			clusterChanged = true
+		}
+	}
+
+	seen := map[string]bool{}
+	updated := map[string]*tenantState{}
+	var removed []string
+	for _, ch := range batch {
+		id, ok := strings.CutPrefix(ch.key, TenantKeyPrefix)
+		if !ok {
+			if ch.key != ClusterKey {
+				s.log.Debug("config bucket: unknown key ignored", "key", ch.key)
+			}
+			continue
+		}
+		seen[id] = true
+		if ch.deleted {
+			if _, ok := s.tenants[id]; ok {
+				removed = append(removed, id)
+			}
+			delete(updated, id)
+			continue
+		}
+		snap, err := decodeTenant(id, ch.raw)
+		if err == nil {
+			if cur := s.tenants[id]; cur != nil && snap.GetVersion() <= cur.version {
+				delete(updated, id)
+				continue // already served (or older): a resync or a redelivery
+			}
+		}
+		var ts *tenantState
+		if err == nil {
+			ts, err = s.buildTenant(snap, ch.raw)
+		}
+		if err != nil {
+			s.log.Error("tenant snapshot refused; keeping the previous one", "tenant_id", id, "err", err)
+			continue
+		}
+		updated[id] = ts
+	}
+	if initial && len(batch) > 0 {
+		for id := range s.tenants {
+			if !seen[id] {
+				s.log.Info("tenant no longer in the config bucket; removed", "tenant_id", id)
+				removed = append(removed, id)
+			}
+		}
+	}
+	if clusterChanged {
+		for id, cur := range s.tenants {
+			if updated[id] != nil {
+				continue
+			}
+			t, err := compile.Compile(cur.snap, s.cluster)
+			if err != nil {
+				s.log.Error("tenant does not compile with the new cluster snapshot; keeping its table", "tenant_id", id, "err", err)
+				continue
+			}
+			next := *cur
+			next.table = t
+			updated[id] = &next
+		}
+	}
+	if len(updated) == 0 && len(removed) == 0 && !clusterChanged {
+		return
+	}
+	prev := s.tenants
+	s.tenants = make(map[string]*tenantState, len(prev)+len(updated))
+	for id, ts := range prev {
+		s.tenants[id] = ts
+	}
+	for id, ts := range updated {
+		s.tenants[id] = ts
+	}
+	for _, id := range removed {
+		delete(s.tenants, id)
+	}
+	store, err := buildStore(s.clusterSecrets, s.tenants)
+	if err != nil {
+		s.log.Error("config refused", "err", err)
+		s.tenants = prev
+		return
+	}
+	s.sink.SetStore(store)
+	if len(removed) > 0 || len(updated) > 1 {
+		s.reg.Set(s.tables())
+	} else {
+		for _, ts := range updated {
+			s.reg.Put(ts.table)
+		}
+	}
+	if s.cache != nil {
+		if clusterChanged {
+			s.cache.putCluster(s.clusterRaw)
+		}
+		for id, ts := range updated {
+			if prev[id] == nil || prev[id].version != ts.version {
+				s.cache.putTenant(id, ts.raw)
+			}
+		}
+		for _, id := range removed {
+			s.cache.removeTenant(id)
+		}
+	}
+	s.log.Info("config installed", "tenants", len(s.tenants), "changed", len(updated), "removed", len(removed), "cluster_changed", clusterChanged)
+}
+
+// installAll puts every tenant's table and the whole secret store in place.
+// Caller holds mu.
+func (s *configState) installAll() error {
+	store, err := buildStore(s.clusterSecrets, s.tenants)
+	if err != nil {
+		return err
+	}
+	s.sink.SetStore(store)
+	s.reg.Set(s.tables())
+	return nil
+}
+
+// tables lists every tenant's table. Caller holds mu.
+func (s *configState) tables() []*routing.Table {
+	out := make([]*routing.Table, 0, len(s.tenants))
+	for _, ts := range s.tenants {
+		out = append(out, ts.table)
+	}
+	return out
+}
+
+// versions reports the served version of each tenant, for tests and logs.
+func (s *configState) versions() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]uint64, len(s.tenants))
+	for id, ts := range s.tenants {
+		out[id] = ts.version
+	}
+	return out
+}
+
+// parseCluster decodes a cluster snapshot and opens its secrets.
+func (s *configState) parseCluster(raw []byte) (*configv1.ClusterSnapshot, []secrets.Secret, error) {
+	cs := &configv1.ClusterSnapshot{}
+	if err := proto.Unmarshal(raw, cs); err != nil {
+		return nil, nil, fmt.Errorf("distrib: cluster snapshot does not decode: %w", err)
+	}
+	sec, err := openSecrets(s.key, "", cs.GetSecrets())
+	if err != nil {
+		return nil, nil, fmt.Errorf("distrib: cluster snapshot secrets: %w", err)
+	}
+	return cs, sec, nil
+}
+
+// decodeTenant decodes one tenant snapshot. wantID, when set, is the id its
+// key names.
+func decodeTenant(wantID string, raw []byte) (*configv1.TenantSnapshot, error) {
+	snap := &configv1.TenantSnapshot{}
+	if err := proto.Unmarshal(raw, snap); err != nil {
+		return nil, fmt.Errorf("distrib: tenant snapshot does not decode: %w", err)
+	}
+	if id := snap.GetTenant().GetId(); wantID != "" && id != wantID {
+		return nil, fmt.Errorf("distrib: key names tenant %q but the snapshot is of %q", wantID, id)
+	}
+	return snap, nil
+}
+
+// buildTenant compiles a decoded snapshot (with the cluster snapshot served
+// now) and opens its secrets. Caller holds mu.
+func (s *configState) buildTenant(snap *configv1.TenantSnapshot, raw []byte) (*tenantState, error) {
+	t, err := compile.Compile(snap, s.cluster)
+	if err != nil {
+		return nil, fmt.Errorf("distrib: tenant snapshot version %d: %w", snap.GetVersion(), err)
+	}
+	sec, err := openSecrets(s.key, snap.GetTenant().GetId(), snap.GetSecrets())
+	if err != nil {
+		return nil, fmt.Errorf("distrib: tenant snapshot version %d secrets: %w", snap.GetVersion(), err)
+	}
+	return &tenantState{version: snap.GetVersion(), raw: raw, snap: snap, table: t, secrets: sec}, nil
+}

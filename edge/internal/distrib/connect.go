@@ -1,0 +1,61 @@
+package distrib
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"weir.dev/edge/internal/secrets"
+)
+
+// Connect dials NATS the way an edge needs it: it returns at once even when
+// NATS is down (the edge serves from its disk cache meanwhile), reconnects
+// forever, and does not buffer while disconnected, so that publishes fail
+// fast and call records take the journal's replay path.
+func Connect(url, edgeID string, log *slog.Logger) (*nats.Conn, error) {
+	nc, err := nats.Connect(url,
+		nats.Name("weir-edge "+edgeID),
+		nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.ReconnectBufSize(-1),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS disconnected; serving on, records wait in the journal", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS connected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ConnectHandler(func(nc *nats.Conn) { log.Info("NATS connected", "url", nc.ConnectedUrlRedacted()) }),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("distrib: connecting to NATS: %w", err)
+	}
+	return nc, nil
+}
+
+// ParseEdgeKey decodes WEIR_EDGE_KEY: 32 bytes as 64 hex digits or as
+// base64 (standard or URL alphabet, padded or not). The error never
+// contains the key.
+func ParseEdgeKey(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	if len(s) == 2*secrets.KeySize {
+		if b, err := hex.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			if len(b) != secrets.KeySize {
+				return nil, fmt.Errorf("distrib: the edge key decodes to %d bytes, want %d", len(b), secrets.KeySize)
+			}
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("distrib: the edge key is neither %d bytes of hex nor base64", secrets.KeySize)
+}

@@ -1,0 +1,280 @@
+package distrib
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/routing"
+	"weir.dev/edge/internal/secrets"
+)
+
+// Options configure an Edge. NATS, EdgeID, StateDir, EdgeKey, Registry,
+// States and Secrets are required; zero durations take defaults.
+type Options struct {
+	// NATS is the edge's connection. It should retry forever
+	// (nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true)) and must not
+	// buffer while reconnecting (nats.ReconnectBufSize(-1)), so that a
+	// publish fails at once while NATS is away and records go to the journal
+	// path instead of a buffer that a crash would lose.
+	NATS     *nats.Conn
+	EdgeID   string
+	StateDir string
+	// EdgeKey opens the snapshots' secrets (32 bytes, AES-256-GCM).
+	EdgeKey  []byte
+	Registry *gateway.Registry
+	States   *routing.States
+	Secrets  SecretSink
+	Log      *slog.Logger
+	Now      func() time.Time
+
+	// ViewInterval is how often views are checked for changes (default 1 s),
+	// ViewHeartbeat how often an unchanged view is put again (default 20 s).
+	ViewInterval, ViewHeartbeat time.Duration
+	// AffinityTimeout bounds a WEIR_AFFINITY read on a local miss (default
+	// 50 ms).
+	AffinityTimeout time.Duration
+	// AckTimeout bounds the wait for a call record's ack (default 5 s).
+	AckTimeout time.Duration
+	// Leases tune the budget leases; EdgeID, Now and Log are filled in.
+	Leases LeaseOptions
+	// UsageSegment is the journal's segment size (default 8 MiB).
+	UsageSegment int64
+}
+
+// Validate reports every missing or malformed option.
+func (o Options) Validate() error {
+	var errs []error
+	if o.NATS == nil {
+		errs = append(errs, errors.New("a NATS connection is required"))
+	}
+	if o.EdgeID == "" {
+		errs = append(errs, errors.New("an edge id is required"))
+	}
+	if o.StateDir == "" {
+		errs = append(errs, errors.New("a state directory is required"))
+	}
+	if len(o.EdgeKey) != secrets.KeySize {
+		errs = append(errs, fmt.Errorf("the edge key must be %d bytes, got %d", secrets.KeySize, len(o.EdgeKey)))
+	}
+	if o.Registry == nil || o.States == nil || o.Secrets == nil {
+		errs = append(errs, errors.New("registry, states and secret sink are required"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("distrib: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Edge is one edge's link to the control plane. New loads the disk cache
+// (the edge can serve at once); Start runs everything against NATS; Close
+// flushes and gives back what the edge holds.
+type Edge struct {
+	o      Options
+	cache  *diskCache
+	config *configState
+	usage  *Usage
+	leases *Leases
+	aff    *Affinity
+	views  *viewPublisher
+	cmds   *commands
+	kvjs   jetstream.JetStream
+	cfgjs  jetstream.JetStream
+	affKV  atomic.Pointer[jetstream.KeyValue]
+	synced chan struct{}
+	once   sync.Once
+
+	closeOnce sync.Once
+	closeErr  error
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New prepares an edge and installs the config cached on disk, if any.
+func New(o Options) (*Edge, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ViewInterval <= 0 {
+		o.ViewInterval = time.Second
+	}
+	if o.ViewHeartbeat <= 0 {
+		o.ViewHeartbeat = 20 * time.Second
+	}
+	if o.AffinityTimeout <= 0 {
+		o.AffinityTimeout = 50 * time.Millisecond
+	}
+	if o.AckTimeout <= 0 {
+		o.AckTimeout = 5 * time.Second
+	}
+	e := &Edge{o: o, synced: make(chan struct{})}
+	var err error
+	if e.cache, err = openDiskCache(filepath.Join(o.StateDir, "config"), o.Log); err != nil {
+		return nil, err
+	}
+	e.config = newConfigState(o.Registry, o.Secrets, o.EdgeKey, e.cache, o.Log)
+	n, err := e.config.loadDisk()
+	if err != nil {
+		e.cache.close()
+		return nil, err
+	}
+	if n > 0 {
+		o.Log.Info("config loaded from the disk cache", "tenants", n)
+	}
+	const window = 512
+	usageJS, err := jetstream.New(o.NATS, jetstream.WithPublishAsyncTimeout(o.AckTimeout), jetstream.WithPublishAsyncMaxPending(4*window))
+	if err != nil {
+		e.cache.close()
+		return nil, fmt.Errorf("distrib: %w", err)
+	}
+	if e.kvjs, err = jetstream.New(o.NATS, jetstream.WithPublishAsyncTimeout(o.AckTimeout), jetstream.WithPublishAsyncMaxPending(8192)); err != nil {
+		e.cache.close()
+		return nil, fmt.Errorf("distrib: %w", err)
+	}
+	if e.cfgjs, err = jetstream.New(o.NATS); err != nil {
+		e.cache.close()
+		return nil, fmt.Errorf("distrib: %w", err)
+	}
+	if e.usage, err = openUsage(filepath.Join(o.StateDir, "usage"), o.NATS, usageJS, o.Log, usageOptions{Window: window, MaxSegment: o.UsageSegment}); err != nil {
+		e.cache.close()
+		return nil, err
+	}
+	lo := o.Leases
+	lo.EdgeID, lo.Now, lo.Log = o.EdgeID, o.Now, o.Log
+	e.leases = NewLeases(natsRequester{o.NATS}, lo)
+	e.aff = &Affinity{local: gateway.NewLocalAffinity(100_000), nc: o.NATS, js: e.kvjs, timeout: o.AffinityTimeout, now: o.Now, log: o.Log,
+		pending: map[string]*telemetryAffinity{}, wake: make(chan struct{}, 1)}
+	e.aff.kv = func() jetstream.KeyValue {
+		if p := e.affKV.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+	e.views = &viewPublisher{js: e.kvjs, nc: o.NATS, reg: o.Registry, states: o.States, edgeID: o.EdgeID, edgeToken: Token(o.EdgeID),
+		now: o.Now, log: o.Log, interval: o.ViewInterval, heartbeat: o.ViewHeartbeat}
+	e.cmds = &commands{reg: o.Registry, states: o.States, log: o.Log}
+	return e, nil
+}
+
+// Usage is the edge's call record sink.
+func (e *Edge) Usage() *Usage { return e.usage }
+
+// Budgets is the edge's budget enforcement.
+func (e *Edge) Budgets() *Leases { return e.leases }
+
+// Affinity is the edge's shared job affinity.
+func (e *Edge) Affinity() *Affinity { return e.aff }
+
+// Synced is closed once the edge has applied the whole config bucket as
+// NATS delivered it the first time.
+func (e *Edge) Synced() <-chan struct{} { return e.synced }
+
+// Start runs the config watch, views, affinity writes, the usage sender,
+// lease upkeep and operator commands until Close.
+func (e *Edge) Start(ctx context.Context) error {
+	if err := e.cmds.subscribe(e.o.NATS); err != nil {
+		return err
+	}
+	ctx, e.cancel = context.WithCancel(ctx)
+	e.usage.start(ctx)
+	restart := make(chan struct{}, 1)
+	status := e.o.NATS.StatusChanged(nats.CONNECTED)
+	e.goRun(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				e.o.NATS.RemoveStatusListener(status)
+				return
+			case <-status:
+				select {
+				case restart <- struct{}{}:
+				default:
+				}
+			}
+		}
+	})
+	e.goRun(func() {
+		watchConfig(ctx, e.cfgjs, e.config, restart, func() { e.once.Do(func() { close(e.synced) }) })
+	})
+	e.goRun(func() { e.setupBuckets(ctx) })
+	e.goRun(func() { e.views.run(ctx) })
+	e.goRun(func() { e.aff.run(ctx) })
+	e.goRun(func() { e.leases.run(ctx) })
+	return nil
+}
+
+func (e *Edge) goRun(f func()) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		f()
+	}()
+}
+
+// setupBuckets makes sure WEIR_VIEWS and WEIR_AFFINITY exist (so puts on
+// their subjects land) and hands the affinity bucket to readers; it retries
+// while NATS is away.
+func (e *Edge) setupBuckets(ctx context.Context) {
+	bo := newBackoff(100*time.Millisecond, 5*time.Second)
+	for {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, verr := ensureKV(c, e.cfgjs, ViewsBucketConfig())
+		kv, aerr := ensureKV(c, e.cfgjs, AffinityBucketConfig())
+		cancel()
+		if aerr == nil {
+			e.affKV.Store(&kv)
+		}
+		if verr == nil && aerr == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		e.o.Log.Debug("buckets not ready; retrying", "err", errors.Join(verr, aerr))
+		if !bo.sleep(ctx) {
+			return
+		}
+	}
+}
+
+// Close stops taking commands, flushes call records (those not acked by
+// the time ctx ends stay in the journal for the next start), gives back
+// unused leases, stops every loop and flushes the disk cache. Call it after
+// the gateway stopped taking calls. Later calls return the first's result.
+func (e *Edge) Close(ctx context.Context) error {
+	e.closeOnce.Do(func() { e.closeErr = e.close(ctx) })
+	return e.closeErr
+}
+
+func (e *Edge) close(ctx context.Context) error {
+	e.cmds.unsubscribe()
+	uerr := e.usage.close(ctx)
+	e.leases.Close(ctx)
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.wg.Wait()
+	select { // best effort: let view and affinity puts already sent land
+	case <-e.kvjs.PublishAsyncComplete():
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
+	e.cache.close()
+	return uerr
+}

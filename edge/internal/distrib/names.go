@@ -1,0 +1,112 @@
+package distrib
+
+import (
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// NATS names shared with the control plane (DESIGN.md §4). They are the wire
+// contract: change them on both sides at once.
+const (
+	// ConfigBucket holds "tenant.<tenant_id>" (TenantSnapshot) and "cluster"
+	// (ClusterSnapshot), binary protobuf.
+	ConfigBucket = "WEIR_CONFIG"
+	// ViewsBucket holds "<tenant_id>.<record_id>.<member_name>.<edge_id>"
+	// (MemberView); entries expire after ViewsMaxAge.
+	ViewsBucket = "WEIR_VIEWS"
+	// AffinityBucket holds "<tenant_id>.<job_hash>" (Affinity); entries
+	// expire after AffinityTTL.
+	AffinityBucket = "WEIR_AFFINITY"
+	// UsageStream takes every call record on "weir.usage.<tenant_id>" with
+	// header Nats-Msg-Id = call id.
+	UsageStream = "WEIR_USAGE"
+	// UsageSubjectPrefix prefixes the tenant id in a call record's subject.
+	UsageSubjectPrefix = "weir.usage."
+	// ResetSubject carries Command{reset_member} to every edge (R-OBS-4).
+	ResetSubject = "weir.cmd.reset"
+	// RevokeSubject carries Command{revoke_key} to every edge.
+	RevokeSubject = "weir.cmd.revoke"
+	// LeaseSubject is the request/reply subject of budget leases.
+	LeaseSubject = "weir.lease.request"
+
+	// TenantKeyPrefix prefixes a tenant id in ConfigBucket.
+	TenantKeyPrefix = "tenant."
+	// ClusterKey is the cluster snapshot's key in ConfigBucket.
+	ClusterKey = "cluster"
+	// ManagedTenantToken stands for the tenant in the view key of a member of
+	// a managed record, which belongs to no tenant (its value's tenant_id is
+	// empty). Tenant ids are UUIDs, so it cannot clash with one.
+	ManagedTenantToken = "cluster"
+
+	// ViewsMaxAge is how long a view lives without a refresh.
+	ViewsMaxAge = 60 * time.Second
+	// AffinityTTL is how long a job's last member is remembered.
+	AffinityTTL = time.Hour
+	// UsageDuplicateWindow is the stream's de-duplication window.
+	UsageDuplicateWindow = 2 * time.Minute
+)
+
+// ConfigBucketConfig is WEIR_CONFIG as the control plane creates it; an edge
+// creates it the same way when it is missing.
+func ConfigBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: ConfigBucket, History: 1, Storage: jetstream.FileStorage}
+}
+
+// ViewsBucketConfig is WEIR_VIEWS.
+func ViewsBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: ViewsBucket, History: 1, TTL: ViewsMaxAge, Storage: jetstream.FileStorage}
+}
+
+// AffinityBucketConfig is WEIR_AFFINITY.
+func AffinityBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: AffinityBucket, History: 1, TTL: AffinityTTL, Storage: jetstream.FileStorage}
+}
+
+// UsageStreamConfig is WEIR_USAGE: limits retention on file storage, the
+// control plane's durable consumer acks after commit.
+func UsageStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:       UsageStream,
+		Subjects:   []string{UsageSubjectPrefix + ">"},
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    jetstream.FileStorage,
+		Duplicates: UsageDuplicateWindow,
+	}
+}
+
+// Token makes s usable as one token of a NATS subject or KV key: every
+// character outside [A-Za-z0-9_-] becomes '_', and "" becomes "_". Ids the
+// control plane issues (UUIDs, names of [a-z0-9_-]) pass unchanged.
+func Token(s string) string {
+	if s == "" {
+		return "_"
+	}
+	ok := true
+	for i := 0; i < len(s); i++ {
+		if !tokenByte(s[i]) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if tokenByte(s[i]) {
+			b.WriteByte(s[i])
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func tokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// kvSubject is the subject a KV put of key in bucket is published on.
+func kvSubject(bucket, key string) string { return "$KV." + bucket + "." + key }
