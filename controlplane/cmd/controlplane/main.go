@@ -1,11 +1,14 @@
 // Command controlplane runs Weir's control plane: the admin API over
 // PostgreSQL.
 //
-//	controlplane [serve] [--listen ADDR] [--database-url DSN] [--dev] [--var-dir DIR]
+//	controlplane [serve] [--listen ADDR] [--database-url DSN] [--nats-url URL] [--nats-listen ADDR] [--dev] [--var-dir DIR]
 //	controlplane bootstrap-admin [--name NAME] [--force] [--database-url DSN] [--dev]
 //	controlplane migrate [--database-url DSN] [--dev]
 //
 // Environment: WEIR_CP_LISTEN (default 127.0.0.1:7070), DATABASE_URL,
+// NATS_URL (in dev mode, unset starts an embedded NATS server with
+// JetStream on WEIR_NATS_LISTEN, default 127.0.0.1:4222, with its state in
+// <var-dir>/nats; outside dev mode, unset runs no distribution),
 // WEIR_MASTER_KEY (32 bytes, base64 or hex; required unless --dev, which
 // keeps one in <var-dir>/master.key), WEIR_EDGE_KEY (likewise edge.key).
 // Exit status: 0 on success, 1 on failure, 2 on bad usage.

@@ -37,6 +37,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Listen = v
 	}
 	cfg.DatabaseURL = getenv("DATABASE_URL")
+	cfg.NatsURL = getenv("NATS_URL")
+	if v := getenv("WEIR_NATS_LISTEN"); v != "" {
+		cfg.NatsListen = v
+	}
 
 	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -48,6 +52,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
+		fs.StringVar(&cfg.NatsURL, "nats-url", cfg.NatsURL, "NATS server URL (env NATS_URL); with --dev, empty starts an embedded server with its state under --var-dir")
+		fs.StringVar(&cfg.NatsListen, "nats-listen", cfg.NatsListen, "address of the embedded NATS server (--dev without --nats-url; env WEIR_NATS_LISTEN)")
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
 		fs.BoolVar(&force, "force", false, "create a token even though a cluster admin exists")

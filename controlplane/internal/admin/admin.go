@@ -7,7 +7,7 @@
 // Exported API:
 //
 //   - Deps: what the handlers need (store, secret box, logger, clock, random
-//     source).
+//     source, and the Revoker hook that sends key revocations to edges).
 //   - Register(mux, deps, opts...) mounts every service of this package on
 //     mux; ServiceNames lists them (for health and reflection).
 //   - The handler types TenantService, ApiKeyService, AdminService,
@@ -50,6 +50,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
 // Deps are the handlers' dependencies.
@@ -65,6 +66,17 @@ type Deps struct {
 	Now func() time.Time
 	// Rand is the source of keys and tokens; nil means crypto/rand.
 	Rand io.Reader
+	// Revoker sends key revocations to the edges at once; nil sends none
+	// (edges still learn of a revocation from the tenant's next snapshot).
+	Revoker Revoker
+}
+
+// Revoker delivers the revocation of an API key to every edge at once, as a
+// weir.telemetry.v1.Command (revoke_key) on weir.cmd.revoke. The
+// distribution layer implements it. RevokeKey returns once the command is
+// published and must not keep cmd.
+type Revoker interface {
+	RevokeKey(ctx context.Context, cmd *telemetryv1.Command) error
 }
 
 func (d Deps) withDefaults() Deps {
@@ -104,7 +116,7 @@ func Register(mux *http.ServeMux, d Deps, opts ...connect.HandlerOption) {
 	d = d.withDefaults()
 	b := base{tx: d.Store, log: d.Log, now: d.Now, rand: d.Rand}
 	mux.Handle(adminv1connect.NewTenantServiceHandler(&TenantService{base: b, q: d.Store.Q}, opts...))
-	mux.Handle(adminv1connect.NewApiKeyServiceHandler(&ApiKeyService{base: b, q: d.Store.Q}, opts...))
+	mux.Handle(adminv1connect.NewApiKeyServiceHandler(&ApiKeyService{base: b, q: d.Store.Q, revoker: d.Revoker}, opts...))
 	mux.Handle(adminv1connect.NewAdminServiceHandler(&AdminService{base: b, q: d.Store.Q}, opts...))
 	mux.Handle(adminv1connect.NewSecretServiceHandler(&SecretService{base: b, q: d.Store.Q, box: d.Box}, opts...))
 	mux.Handle(adminv1connect.NewBudgetServiceHandler(&BudgetService{base: b, q: d.Store.Q}, opts...))

@@ -29,14 +29,18 @@ type doctorQueries interface {
 	recordQueries
 	viewQueries
 	ListTenants(ctx context.Context) ([]sqlc.Tenant, error)
+	ListEdges(ctx context.Context) ([]sqlc.Edge, error)
 	StalledOutbox(ctx context.Context, arg sqlc.StalledOutboxParams) (sqlc.StalledOutboxRow, error)
 }
 
 // DoctorService implements weir.admin.v1.DoctorService. Checks so far:
 // "shared_account" (R-SEC-4: members of one record sharing a key secret or a
 // host name), "pool_cooling" (every member of a record cooling on some edge,
-// from member views) and "outbox_stalled" (config changes unpublished for
-// more than OutboxStallAfter). A check that cannot run is a "check_failed"
+// from member views), "edge_silent" (an edge known to the control plane
+// that has not reported for more than ViewMaxAge; edges serve every tenant,
+// so this check runs for the whole cluster only, i.e. for cluster admins)
+// and "outbox_stalled" (config changes
+// unpublished for more than OutboxStallAfter). A check that cannot run is a "check_failed"
 // finding, never an RPC error.
 type DoctorService struct {
 	base
@@ -87,6 +91,13 @@ func (s *DoctorService) Diagnose(ctx context.Context, req *connect.Request[admin
 			continue
 		}
 		findings = append(findings, poolCooling(o.name, recs, views, now)...)
+	}
+	if req.Msg.GetTenant() == "" {
+		if edges, err := s.q.ListEdges(ctx); err != nil {
+			failed("edge_silent", err)
+		} else {
+			findings = append(findings, silentEdges(edges, now)...)
+		}
 	}
 	stalled, err := s.q.StalledOutbox(ctx, sqlc.StalledOutboxParams{
 		Before: pgts(now.Add(-OutboxStallAfter)), AllTenants: req.Msg.GetTenant() == "", TenantID: t.ID,
@@ -199,6 +210,25 @@ func poolCooling(tenant string, recs []record, views []*adminv1.EdgeView, now ti
 			Members: members, Edges: edges,
 			Message: fmt.Sprintf("every member of record %q is cooling: calls get 429 weir_pool_cooling", r.rec.Name),
 			Hint:    "add capacity (members, higher limits) or wait for the cooldowns to end",
+		})
+	}
+	return out
+}
+
+// silentEdges reports edges whose last report (member view) is older than
+// ViewMaxAge: their views have expired and they may be down or cut off
+// from NATS.
+func silentEdges(edges []sqlc.Edge, now time.Time) []*adminv1.Finding {
+	var out []*adminv1.Finding
+	for _, e := range edges {
+		if !e.LastSeen.Valid || !e.LastSeen.Time.Before(now.Add(-ViewMaxAge)) {
+			continue
+		}
+		out = append(out, &adminv1.Finding{
+			Code: "edge_silent", Severity: adminv1.Severity_SEVERITY_WARNING, Edges: []string{e.ID},
+			Message: fmt.Sprintf("edge %q has not reported for %s", e.ID, now.Sub(e.LastSeen.Time).Truncate(time.Second)),
+			Hint:    "check that the edge runs and reaches NATS; an edge taken out of service is forgotten after a day",
+			Since:   ts(e.LastSeen),
 		})
 	}
 	return out

@@ -3,17 +3,20 @@ package admin
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgtype"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"weir.dev/controlplane/internal/admin/apierr"
 	"weir.dev/controlplane/internal/auth"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
 // Limits of API key restrictions (keys.proto).
@@ -33,7 +36,8 @@ type keyQueries interface {
 // ApiKeyService implements weir.admin.v1.ApiKeyService.
 type ApiKeyService struct {
 	base
-	q keyQueries
+	q       keyQueries
+	revoker Revoker
 }
 
 // CreateApiKey creates a key and returns its plaintext once. Tenant admins.
@@ -202,7 +206,33 @@ func (s *ApiKeyService) RevokeApiKey(ctx context.Context, req *connect.Request[a
 	if err != nil {
 		return nil, apierr.FromStore(err)
 	}
+	s.sendRevoke(ctx, t.ID, k)
 	return connect.NewResponse(&adminv1.RevokeApiKeyResponse{ApiKey: keyProto(k)}), nil
+}
+
+// sendRevoke tells every edge at once that k is revoked (after the commit:
+// the database is the source of truth, and an edge refused a revocation
+// that was rolled back would refuse a good key). When it cannot be sent the
+// revocation still stands and reaches edges in the tenant's next snapshot,
+// so the failure is logged, not returned.
+func (s *ApiKeyService) sendRevoke(ctx context.Context, tenant pgtype.UUID, k sqlc.APIKey) {
+	if s.revoker == nil {
+		return
+	}
+	var id [16]byte
+	if _, err := io.ReadFull(s.rand, id[:]); err != nil {
+		s.log.WarnContext(ctx, "key revocation not sent to edges", "key", k.Name, "err", err)
+		return
+	}
+	id[6], id[8] = id[6]&0x0f|0x40, id[8]&0x3f|0x80
+	cmd := &telemetryv1.Command{
+		Id:       store.UUIDString(pgtype.UUID{Bytes: id, Valid: true}),
+		Command:  &telemetryv1.Command_RevokeKey{RevokeKey: &telemetryv1.RevokeKey{TenantId: store.UUIDString(tenant), Sha256: k.SHA256}},
+		IssuedAt: timestamppb.New(s.now()),
+	}
+	if err := s.revoker.RevokeKey(ctx, cmd); err != nil {
+		s.log.WarnContext(ctx, "key revocation not sent to edges; they learn it from the next snapshot", "key", k.Name, "err", err)
+	}
 }
 
 // checkList checks a restriction list: at most maxKeyList entries, each

@@ -5,14 +5,16 @@
 // Exported API:
 //
 //   - Config (DefaultConfig, Validate): listen address, database URL, dev
-//     mode, the var directory.
+//     mode, the var directory, NATS (URL, or the embedded server's address
+//     in dev mode).
 //   - Deps and Handler(deps): every admin service (package admin, and the
 //     provider, pool and price services of package provider) behind the
 //     auth interceptor and a logging interceptor; grpc.health.v1 and
 //     grpc.reflection (unauthenticated).
 //   - Run(ctx, cfg, getenv, log): keys (master and edge; see secretbox),
-//     store (migrated), listen, serve until ctx ends, then shut down
-//     gracefully.
+//     store (migrated), listen, distribution over NATS (package distrib;
+//     an embedded server in dev mode without NATS_URL), serve until ctx
+//     ends, then shut down gracefully.
 //   - Serve(ctx, ln, handler, log): serve one handler on a listener.
 //   - OpenDatabase(ctx, cfg, getenv, log): the DSN to use (DATABASE_URL, or
 //     in dev mode a private Postgres via pgserver).
@@ -55,11 +57,19 @@ type Config struct {
 	VarDir string
 	// ShutdownTimeout bounds the graceful shutdown. Default 10s.
 	ShutdownTimeout time.Duration
+	// NatsURL is the NATS server (cluster) the control plane distributes
+	// through (NATS_URL). In dev mode an empty one means an embedded server
+	// (package natsembed) on NatsListen with its state under VarDir/nats;
+	// outside dev mode, no distribution at all (logged).
+	NatsURL string
+	// NatsListen is the embedded NATS server's address (dev mode without
+	// NatsURL). Default 127.0.0.1:4222.
+	NatsListen string
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second}
+	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second, NatsListen: "127.0.0.1:4222"}
 }
 
 // Validate reports every problem of c at once.
@@ -73,6 +83,11 @@ func (c Config) Validate() error {
 	}
 	if c.VarDir == "" {
 		errs = append(errs, errors.New("the var directory must not be empty"))
+	}
+	if c.NatsURL == "" && c.Dev {
+		if _, _, err := net.SplitHostPort(c.NatsListen); err != nil {
+			errs = append(errs, fmt.Errorf("embedded NATS address %q: %w", c.NatsListen, err))
+		}
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("the shutdown timeout must be positive"))
@@ -92,6 +107,10 @@ type Deps struct {
 	// (nil: crypto/rand).
 	Now  func() time.Time
 	Rand io.Reader
+	// Resetter sends member resets to the edges and Revoker key
+	// revocations (both *distrib.Commander); nil sends none.
+	Resetter provider.Resetter
+	Revoker  admin.Revoker
 }
 
 // Handler returns the admin API: every service, health and reflection.
@@ -103,8 +122,8 @@ func Handler(d Deps) http.Handler {
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log), fillSlot{}),
 	}
-	admin.Register(mux, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand}, opts...)
-	provider.Register(mux, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now}, opts...)
+	admin.Register(mux, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker}, opts...)
+	provider.Register(mux, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now, Resetter: d.Resetter}, opts...)
 	names := append(admin.ServiceNames(),
 		adminv1connect.ProviderServiceName, adminv1connect.PoolServiceName, adminv1connect.PriceServiceName)
 	mux.Handle(grpchealth.NewHandler(&checker{store: d.Store, services: names}))
@@ -129,8 +148,8 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	}
 	// The edge key seals secrets in snapshots; it is checked at start so
 	// that a control plane that cannot serve edges does not start.
-	// TODO(distribution): hand it to the snapshot publisher.
-	if _, err := secretbox.EdgeKey(getenv, cfg.Dev, cfg.VarDir); err != nil {
+	edgeKey, err := secretbox.EdgeKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
 		return err
 	}
 	dsn, err := OpenDatabase(ctx, cfg, getenv, log)
@@ -146,8 +165,18 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer dist.stop()
+	deps := Deps{Store: st, Box: box, Log: log}
+	if dist.commander != nil {
+		deps.Resetter, deps.Revoker = dist.commander, dist.commander
+	}
 	log.Info("admin API listening", "addr", ln.Addr().String(), "dev", cfg.Dev)
-	return Serve(ctx, ln, Handler(Deps{Store: st, Box: box, Log: log}), log, cfg.ShutdownTimeout)
+	return Serve(ctx, ln, Handler(deps), log, cfg.ShutdownTimeout)
 }
 
 // OpenDatabase returns the DSN of the control plane's database: cfg's

@@ -1,0 +1,239 @@
+package distrib
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"weir.dev/controlplane/internal/snapshot"
+	"weir.dev/controlplane/internal/store"
+)
+
+// Config is the distribution layer's configuration: what every part needs
+// (keys, clock, log) and each part's settings. DefaultConfig holds the
+// defaults; EdgeKey and Open have none.
+type Config struct {
+	// EdgeKey seals secrets for edges (32 bytes, WEIR_EDGE_KEY). Required.
+	EdgeKey []byte
+	// Open opens secrets sealed under the master key. Required.
+	Open snapshot.OpenFunc
+	// Rand is the source of nonces; nil means crypto/rand.
+	Rand io.Reader
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log receives operational messages; nil discards them.
+	Log *slog.Logger
+
+	// PollInterval is how often the publisher looks for new outbox rows
+	// (default 100ms: a change reaches WEIR_CONFIG well under a second).
+	PollInterval time.Duration
+	// ResyncInterval is how often snapshots behind are republished (30s).
+	ResyncInterval time.Duration
+	// OutboxBatch is the most outbox rows claimed per transaction (100).
+	OutboxBatch int
+
+	// IngestConsumer names the durable consumer ("weir-controlplane-usage").
+	IngestConsumer string
+	// IngestBatch is the most call records per transaction (500).
+	IngestBatch int
+	// IngestMaxWait is how long a fetch waits to fill a batch (100ms).
+	IngestMaxWait time.Duration
+	// IngestAckWait is how long NATS waits for an ack before redelivering
+	// a record (30s).
+	IngestAckWait time.Duration
+	// IngestWorkers is how many batches are written at once, each on its
+	// own connection (2: Postgres inserts use one core per connection).
+	IngestWorkers int
+
+	// LeaseTTL is how long a lease may be reserved against (60s).
+	LeaseTTL time.Duration
+	// LeaseMinSlice is the smallest lease worth a round trip, in
+	// nano-dollars (10,000,000: one cent).
+	LeaseMinSlice int64
+	// LeaseSettleLag is how long a returned lease counts at what it used
+	// (30s).
+	LeaseSettleLag time.Duration
+	// LeaseReclaimAfter is how long past its expiry a lease that was never
+	// returned counts at its whole grant (11m: the 600 s call deadline
+	// plus settling).
+	LeaseReclaimAfter time.Duration
+	// LeaseWorkers is how many lease requests are served at once (4).
+	LeaseWorkers int
+
+	// ViewFlushInterval is how long member views are gathered before one
+	// write (250ms).
+	ViewFlushInterval time.Duration
+
+	// JanitorInterval is how often old rows are swept (1m).
+	JanitorInterval time.Duration
+	// ClosedLeaseRetention keeps closed leases (7 days).
+	ClosedLeaseRetention time.Duration
+	// ViewRetention keeps member views after they were observed (1h).
+	ViewRetention time.Duration
+	// EdgeRetention keeps edges that stopped reporting (24h).
+	EdgeRetention time.Duration
+	// OutboxRetention keeps published outbox rows (7 days).
+	OutboxRetention time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		PollInterval:         100 * time.Millisecond,
+		ResyncInterval:       30 * time.Second,
+		OutboxBatch:          100,
+		IngestConsumer:       "weir-controlplane-usage",
+		IngestBatch:          500,
+		IngestMaxWait:        100 * time.Millisecond,
+		IngestAckWait:        30 * time.Second,
+		IngestWorkers:        2,
+		LeaseTTL:             60 * time.Second,
+		LeaseMinSlice:        10_000_000,
+		LeaseSettleLag:       30 * time.Second,
+		LeaseReclaimAfter:    11 * time.Minute,
+		LeaseWorkers:         4,
+		ViewFlushInterval:    250 * time.Millisecond,
+		JanitorInterval:      time.Minute,
+		ClosedLeaseRetention: 7 * 24 * time.Hour,
+		ViewRetention:        time.Hour,
+		EdgeRetention:        24 * time.Hour,
+		OutboxRetention:      7 * 24 * time.Hour,
+	}
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.EdgeKey) != snapshot.EdgeKeySize {
+		errs = append(errs, fmt.Errorf("the edge key must be %d bytes", snapshot.EdgeKeySize))
+	}
+	if c.Open == nil {
+		errs = append(errs, errors.New("no secret opener"))
+	}
+	for name, d := range map[string]time.Duration{
+		"poll interval": c.PollInterval, "resync interval": c.ResyncInterval, "ingest max wait": c.IngestMaxWait,
+		"ingest ack wait": c.IngestAckWait, "lease TTL": c.LeaseTTL, "view flush interval": c.ViewFlushInterval,
+		"janitor interval": c.JanitorInterval, "closed lease retention": c.ClosedLeaseRetention,
+		"view retention": c.ViewRetention, "edge retention": c.EdgeRetention, "outbox retention": c.OutboxRetention,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("the %s must be positive", name))
+		}
+	}
+	if c.LeaseSettleLag < 0 || c.LeaseReclaimAfter < 0 {
+		errs = append(errs, errors.New("the lease settle lag and reclaim grace must not be negative"))
+	}
+	if c.OutboxBatch < 1 || c.IngestBatch < 1 || c.IngestWorkers < 1 || c.LeaseWorkers < 1 {
+		errs = append(errs, errors.New("the outbox batch, ingest batch, ingest workers and lease workers must be at least 1"))
+	}
+	if c.LeaseMinSlice < 0 {
+		errs = append(errs, errors.New("the minimum lease slice must not be negative"))
+	}
+	if c.IngestConsumer == "" {
+		errs = append(errs, errors.New("the ingest consumer needs a name"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("distrib: %w", err)
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Distributor runs the control plane's side of distribution over one NATS
+// connection: it creates the buckets and the stream, then runs the outbox
+// publisher, usage ingest, the lease server, the view mirror and the
+// janitor until its context ends. Create it with New.
+type Distributor struct {
+	st  *store.Store
+	nc  *nats.Conn
+	cfg Config
+	cmd *Commander
+}
+
+// New checks cfg and returns a distributor over st and nc. The caller owns
+// nc and closes it after Run returns.
+func New(st *store.Store, nc *nats.Conn, cfg Config) (*Distributor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Distributor{st: st, nc: nc, cfg: cfg.withDefaults(), cmd: NewCommander(nc)}, nil
+}
+
+// Commander returns the operator command publisher (provider.Resetter,
+// admin.Revoker). It works whether or not Run has started.
+func (d *Distributor) Commander() *Commander { return d.cmd }
+
+// Run sets up the buckets and the stream (retrying while NATS is away),
+// then runs every part until ctx ends, and returns nil once they all have
+// stopped. Each part retries its own failures, so Run returns an error only
+// for a setup that cannot succeed.
+func (d *Distributor) Run(ctx context.Context) error {
+	js, err := jetstream.New(d.nc)
+	if err != nil {
+		return fmt.Errorf("distrib: jetstream: %w", err)
+	}
+	fail := newFailureLog(d.cfg.Log, "NATS setup")
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err = Setup(sctx, js)
+		cancel()
+		if err == nil {
+			fail.ok(ctx)
+			break
+		}
+		fail.fail(ctx, err)
+		if !sleep(ctx, time.Second) {
+			return nil
+		}
+	}
+	c := d.cfg
+	leases := LeaseConfig{
+		TTL: c.LeaseTTL, MinSlice: c.LeaseMinSlice, SettleLag: c.LeaseSettleLag, ReclaimAfter: c.LeaseReclaimAfter,
+		Workers: c.LeaseWorkers, Now: c.Now, Log: c.Log,
+	}
+	parts := []interface{ Run(context.Context) error }{
+		NewPublisher(d.st, js, PublisherConfig{
+			EdgeKey: c.EdgeKey, Open: c.Open, Rand: c.Rand, PollInterval: c.PollInterval,
+			ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, Log: c.Log,
+		}),
+		NewIngest(d.st.Pool().Config().ConnConfig, js, IngestConfig{
+			Consumer: c.IngestConsumer, Batch: c.IngestBatch, MaxWait: c.IngestMaxWait, AckWait: c.IngestAckWait,
+			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log,
+		}),
+		NewLeaseServer(d.st, d.nc, leases),
+		NewViewMirror(d.st, js, ViewConfig{FlushInterval: c.ViewFlushInterval, Log: c.Log}),
+		NewJanitor(d.st, JanitorConfig{
+			Interval: c.JanitorInterval, Leases: leases, ClosedLeaseRetention: c.ClosedLeaseRetention,
+			ViewRetention: c.ViewRetention, EdgeRetention: c.EdgeRetention, OutboxRetention: c.OutboxRetention,
+			Now: c.Now, Log: c.Log,
+		}),
+	}
+	d.cfg.Log.InfoContext(ctx, "distribution running", "nats", d.nc.ConnectedUrlRedacted())
+	var wg sync.WaitGroup
+	errs := make([]error, len(parts))
+	for i, p := range parts {
+		wg.Go(func() { errs[i] = p.Run(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,422 @@
+package distrib
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"weir.dev/db/sqlc"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+)
+
+// IngestConfig configures usage ingest.
+type IngestConfig struct {
+	// Consumer is the durable consumer's name on WEIR_USAGE.
+	Consumer string
+	// Batch is the most records fetched and written in one transaction.
+	Batch int
+	// MaxWait is how long a fetch waits to fill a batch.
+	MaxWait time.Duration
+	// AckWait is how long NATS waits for an ack before redelivering.
+	AckWait time.Duration
+	// Workers is how many batches are written at once, each on a
+	// connection of its own; 0 means 1.
+	Workers int
+	// Now is the clock that decides budget periods; nil means time.Now.
+	Now func() time.Time
+	// Log receives dropped records and failures; nil discards.
+	Log *slog.Logger
+}
+
+// IngestStats count what one Ingest did since it started.
+type IngestStats struct {
+	// Records is how many records were acked after a commit (duplicates,
+	// and records of unknown tenants, included).
+	Records int64
+	// Inserted is how many calls were new.
+	Inserted int64
+	// Dropped is how many records were acked without being stored: not
+	// decodable, no call or tenant id, or a tenant that does not exist.
+	Dropped int64
+}
+
+// Ingest consumes WEIR_USAGE with a durable pull consumer and writes call
+// records into Postgres (DESIGN.md §1 step 4). Create it with NewIngest;
+// several control planes may run one each on the same consumer.
+//
+// Contract: every record is acked only after the transaction holding it
+// committed, so a crash at any point loses nothing (NATS redelivers what
+// was not acked). Writes are idempotent on the call id (INSERT … ON
+// CONFLICT DO NOTHING), and budgets are settled in the same transaction
+// for exactly the calls that transaction inserted, so a redelivered or
+// republished record is neither stored nor counted twice. A record whose
+// tenant does not exist is acked and dropped (logged); so is a message that
+// is not a call record. Each batch is one transaction on a connection of
+// its worker's own: COPY into temporary tables, one INSERT … SELECT … ON
+// CONFLICT DO NOTHING RETURNING statement, then the budgets, locked in id
+// order so that concurrent batches cannot deadlock.
+type Ingest struct {
+	connCfg *pgx.ConnConfig
+	js      jetstream.JetStream
+	cfg     IngestConfig
+	fail    *failureLog
+
+	mu    sync.Mutex
+	stats IngestStats
+	// afterCommit, when set (tests), runs after each commit and before the
+	// acks; returning false skips the acks, as a crash there would.
+	afterCommit func() bool
+	// onBatch, when set (tests, benchmarks), receives the stats after each
+	// batch.
+	onBatch func(IngestStats)
+}
+
+// NewIngest returns an ingest that writes with connections configured like
+// connCfg (the store pool's) and reads WEIR_USAGE through js.
+func NewIngest(connCfg *pgx.ConnConfig, js jetstream.JetStream, cfg IngestConfig) *Ingest {
+	cfg.Log, cfg.Now = orDiscard(cfg.Log), orNow(cfg.Now)
+	cfg.Workers = max(cfg.Workers, 1)
+	return &Ingest{connCfg: connCfg, js: js, cfg: cfg, fail: newFailureLog(cfg.Log, "usage ingest")}
+}
+
+// ConsumerConfig is the durable consumer Ingest creates (or updates) on
+// WEIR_USAGE: explicit acks, every record from the start of the stream, no
+// limit on redeliveries, no subject filter.
+func (in *Ingest) ConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       in.cfg.Consumer,
+		Description:   "Weir control plane: call records into Postgres",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       in.cfg.AckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: max(4*in.cfg.Workers*in.cfg.Batch, 1000),
+		// No filter: the stream holds only weir.usage.>, and an unfiltered
+		// consumer spares the server a subject match per record.
+	}
+}
+
+// Stats returns the counts so far.
+func (in *Ingest) Stats() IngestStats {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.stats
+}
+
+// Run consumes until ctx ends, retrying every failure (NATS or Postgres
+// away) after a pause; it returns nil when ctx ends. When the consumer or
+// the stream is gone (NATS lost its state) it creates them again.
+func (in *Ingest) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		cons, err := in.ensure(ctx)
+		if err != nil {
+			in.fail.fail(ctx, err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for range in.cfg.Workers {
+			wg.Go(func() {
+				w := &ingestWorker{in: in}
+				defer w.closeConn()
+				for wctx.Err() == nil {
+					err := w.step(wctx, cons)
+					if err == nil {
+						in.fail.ok(wctx)
+						continue
+					}
+					in.fail.fail(wctx, err)
+					if consumerGone(err) {
+						cancel()
+						return
+					}
+					sleep(wctx, time.Second)
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+	}
+	return nil
+}
+
+// ensure creates (or updates) the stream and the durable consumer.
+func (in *Ingest) ensure(ctx context.Context) (jetstream.Consumer, error) {
+	s, err := in.js.CreateOrUpdateStream(ctx, UsageStreamConfig())
+	if err != nil {
+		return nil, fmt.Errorf("distrib: stream %s: %w", UsageStream, err)
+	}
+	c, err := s.CreateOrUpdateConsumer(ctx, in.ConsumerConfig())
+	if err != nil {
+		return nil, fmt.Errorf("distrib: usage consumer: %w", err)
+	}
+	return c, nil
+}
+
+// consumerGone reports whether err says the consumer or its stream no
+// longer exists (a pull request nobody answers: no responders).
+func consumerGone(err error) bool {
+	return errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
+		errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, nats.ErrNoResponders)
+}
+
+// ingestWorker fetches and writes batches on its own connection.
+type ingestWorker struct {
+	in   *Ingest
+	conn *pgx.Conn
+}
+
+// step fetches one batch and writes it.
+func (w *ingestWorker) step(ctx context.Context, cons jetstream.Consumer) error {
+	batch, err := cons.Fetch(w.in.cfg.Batch, jetstream.FetchMaxWait(w.in.cfg.MaxWait))
+	if err != nil {
+		return fmt.Errorf("distrib: usage fetch: %w", err)
+	}
+	msgs := make([]jetstream.Msg, 0, w.in.cfg.Batch)
+	for m := range batch.Messages() {
+		msgs = append(msgs, m)
+	}
+	if err := batch.Error(); err != nil && len(msgs) == 0 {
+		return fmt.Errorf("distrib: usage fetch: %w", err)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return w.handle(ctx, msgs)
+}
+
+// pending is one fetched message and its row.
+type pending struct {
+	msg jetstream.Msg
+	row callRow
+}
+
+// handle decodes msgs, writes them in one transaction and acks them.
+func (w *ingestWorker) handle(ctx context.Context, msgs []jetstream.Msg) error {
+	received := w.in.cfg.Now()
+	var todo []pending
+	for _, m := range msgs {
+		rec := &telemetryv1.CallRecord{}
+		if err := proto.Unmarshal(m.Data(), rec); err != nil {
+			w.drop(ctx, m, fmt.Errorf("not a call record: %w", err))
+			continue
+		}
+		row, err := toRow(rec, received)
+		if err != nil {
+			w.drop(ctx, m, err)
+			continue
+		}
+		todo = append(todo, pending{msg: m, row: row})
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	err := w.write(ctx, todo)
+	if dataError(err) && len(todo) > 1 {
+		// Some record breaks a rule toRow does not know of: write them one
+		// at a time so that only that record is dropped.
+		for _, p := range todo {
+			if err := w.write(ctx, []pending{p}); dataError(err) {
+				w.drop(ctx, p.msg, err)
+			} else if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		for _, p := range todo {
+			_ = p.msg.NakWithDelay(time.Second)
+		}
+	}
+	return err
+}
+
+// dataError reports whether err is PostgreSQL refusing the data (a data
+// exception or an integrity violation) rather than being unavailable.
+func dataError(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (strings.HasPrefix(pg.Code, "22") || strings.HasPrefix(pg.Code, "23"))
+}
+
+// write stores todo in one transaction and acks every message after the
+// commit.
+func (w *ingestWorker) write(ctx context.Context, todo []pending) error {
+	conn, err := w.connection(ctx)
+	if err != nil {
+		return err
+	}
+	inserted, unknown, err := w.writeTx(ctx, conn, todo)
+	if err != nil {
+		w.closeConn() // the connection's state is unknown: start afresh
+		return err
+	}
+	in := w.in
+	for tenant, n := range unknown {
+		in.cfg.Log.WarnContext(ctx, "usage ingest: call records of a tenant that does not exist dropped", "tenant", tenant, "records", n)
+	}
+	if in.afterCommit != nil && !in.afterCommit() {
+		return nil
+	}
+	for _, p := range todo {
+		_ = p.msg.Ack()
+	}
+	in.mu.Lock()
+	in.stats.Records += int64(len(todo))
+	in.stats.Inserted += inserted
+	for _, n := range unknown {
+		in.stats.Dropped += int64(n)
+	}
+	stats := in.stats
+	in.mu.Unlock()
+	if in.onBatch != nil {
+		in.onBatch(stats)
+	}
+	return nil
+}
+
+// writeTx is the transaction of write. It returns how many calls were
+// inserted and, per unknown tenant, how many records were dropped.
+func (w *ingestWorker) writeTx(ctx context.Context, conn *pgx.Conn, todo []pending) (int64, map[string]int, error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("distrib: usage ingest: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+
+	// Tenants that exist; the others' records are dropped.
+	var ids []pgtype.UUID
+	seenTenant := map[pgtype.UUID]bool{}
+	for _, p := range todo {
+		if !seenTenant[p.row.tenantID] {
+			seenTenant[p.row.tenantID] = true
+			ids = append(ids, p.row.tenantID)
+		}
+	}
+	found, err := sqlc.New(tx).ListKnownTenants(ctx, ids)
+	if err != nil {
+		return 0, nil, fmt.Errorf("distrib: usage ingest: tenants: %w", err)
+	}
+	known := map[pgtype.UUID]bool{}
+	for _, id := range found {
+		known[id] = true
+	}
+	unknown := map[string]int{}
+	var calls, attempts [][]any
+	seenCall := map[string]bool{}
+	for _, p := range todo {
+		switch {
+		case !known[p.row.tenantID]:
+			unknown[p.row.tenantID.String()]++
+		case seenCall[p.row.callID]:
+			// The same call twice in one batch: the first copy stands.
+		default:
+			seenCall[p.row.callID] = true
+			calls = append(calls, p.row.values)
+			attempts = append(attempts, p.row.attempts...)
+		}
+	}
+	inserted, err := writeCalls(ctx, tx, calls, attempts, w.in.cfg.Now())
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, nil, fmt.Errorf("distrib: usage ingest: commit: %w", err)
+	}
+	return inserted, unknown, nil
+}
+
+// writeCalls stages calls and attempts with COPY, inserts the new ones and
+// settles their cost into budgets, inside tx. It returns how many calls
+// were new.
+func writeCalls(ctx context.Context, tx pgx.Tx, calls, attempts [][]any, now time.Time) (int64, error) {
+	if len(calls) == 0 {
+		return 0, nil
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"weir_ingest_calls"}, callColumns, pgx.CopyFromRows(calls)); err != nil {
+		return 0, fmt.Errorf("distrib: usage ingest: copy calls: %w", err)
+	}
+	if len(attempts) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"weir_ingest_attempts"}, attemptColumns, pgx.CopyFromRows(attempts)); err != nil {
+			return 0, fmt.Errorf("distrib: usage ingest: copy attempts: %w", err)
+		}
+	}
+	rows, err := tx.Query(ctx, ingestStaged)
+	if err != nil {
+		return 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
+	}
+	var tenants, keys []pgtype.UUID
+	var amounts []int64
+	var inserted int64
+	for rows.Next() {
+		var t, k pgtype.UUID
+		var amount, n int64
+		if err := rows.Scan(&t, &k, &amount, &n); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
+		}
+		tenants, keys, amounts = append(tenants, t), append(keys, k), append(amounts, amount)
+		inserted += n
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
+	}
+	if inserted == 0 {
+		return 0, nil
+	}
+	if _, err := tx.Exec(ctx, ingestLockBudgets, tenants, keys, amounts); err != nil {
+		return 0, fmt.Errorf("distrib: usage ingest: lock budgets: %w", err)
+	}
+	if _, err := tx.Exec(ctx, ingestSettle, tenants, keys, amounts, now); err != nil {
+		return 0, fmt.Errorf("distrib: usage ingest: settle budgets: %w", err)
+	}
+	return inserted, nil
+}
+
+// drop terminates m (NATS never redelivers it) and logs why.
+func (w *ingestWorker) drop(ctx context.Context, m jetstream.Msg, why error) {
+	w.in.cfg.Log.WarnContext(ctx, "usage ingest: call record dropped", "subject", m.Subject(), "err", why)
+	w.in.mu.Lock()
+	w.in.stats.Dropped++
+	w.in.mu.Unlock()
+	_ = m.Term()
+}
+
+// connection returns the worker's connection, opening it (and creating the
+// staging tables) when needed.
+func (w *ingestWorker) connection(ctx context.Context) (*pgx.Conn, error) {
+	if w.conn != nil {
+		return w.conn, nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, w.in.connCfg.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("distrib: usage ingest: connect: %w", err)
+	}
+	if _, err := conn.Exec(ctx, ingestTempTables); err != nil {
+		_ = conn.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("distrib: usage ingest: staging tables: %w", err)
+	}
+	w.conn = conn
+	return conn, nil
+}
+
+func (w *ingestWorker) closeConn() {
+	if w.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = w.conn.Close(ctx)
+		cancel()
+		w.conn = nil
+	}
+}

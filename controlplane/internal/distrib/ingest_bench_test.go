@@ -1,0 +1,102 @@
+package distrib_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"weir.dev/controlplane/internal/distrib"
+	"weir.dev/controlplane/internal/store"
+)
+
+// BenchmarkUsageIngest measures usage ingest into Postgres: b.N call
+// records (half of them on a key with its own budget; with one attempt, the
+// common case, or two: a 429 failed over, then the answer) are put in
+// WEIR_USAGE first, then the clock runs while one Ingest with the default
+// batch size and 1 or 2 (the default) workers writes and acks them all. It
+// reports records/s. Each run sets up a fresh database and NATS server, so
+// give it a fixed count:
+//
+//	go test -run '^$' -bench UsageIngest -benchtime 40000x ./internal/distrib
+func BenchmarkUsageIngest(b *testing.B) {
+	for _, attempts := range []int{1, 2} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("attempts=%d/workers=%d", attempts, workers), func(b *testing.B) { benchmarkIngest(b, attempts, workers) })
+		}
+	}
+}
+
+func benchmarkIngest(b *testing.B, attempts, workers int) {
+	e := newEnv(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	tenant := store.UUIDString(e.tenant("acme"))
+	keyID, _ := e.key("acme", "k1")
+	key := store.UUIDString(keyID)
+	e.budget("acme", "all", "", 1<<60)
+	e.budget("acme", "k1", "k1", 1<<60)
+
+	js, err := jetstream.New(e.nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range b.N {
+		k := ""
+		if i%2 == 0 {
+			k = key
+		}
+		rec := callRecord(tenant, k, i, 1000)
+		rec.Attempts = rec.Attempts[len(rec.Attempts)-attempts:]
+		data, err := proto.Marshal(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := nats.NewMsg(distrib.UsageSubjectPrefix + tenant)
+		m.Data = data
+		m.Header.Set(jetstream.MsgIDHeader, rec.GetCallId())
+		if _, err := js.PublishMsgAsync(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		b.Fatal("records not published")
+	}
+
+	cfg := e.cfg
+	in := distrib.NewIngest(e.st.Pool().Config().ConnConfig, e.js, distrib.IngestConfig{
+		Consumer: "bench", Batch: cfg.IngestBatch, MaxWait: cfg.IngestMaxWait, AckWait: cfg.IngestAckWait, Workers: workers, Log: e.log,
+	})
+	done := make(chan struct{})
+	distrib.SetOnBatch(in, func(s distrib.IngestStats) {
+		if s.Records >= int64(b.N) {
+			select {
+			case <-done:
+			default:
+				close(done)
+			}
+		}
+	})
+	b.ResetTimer()
+	start := time.Now()
+	stop := e.run(in.Run)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		b.Fatal("records not ingested in time")
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	stop()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
+	var calls int64
+	if err := e.st.Pool().QueryRow(ctx, "SELECT count(*) FROM calls").Scan(&calls); err != nil || calls != int64(b.N) {
+		b.Fatalf("calls = %d, %v; want %d", calls, err, b.N)
+	}
+}

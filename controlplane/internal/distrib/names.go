@@ -1,0 +1,113 @@
+package distrib
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// NATS names: the wire contract with the edges (DESIGN.md §4). The edge's
+// copy is edge/internal/distrib/names.go; change both at once.
+const (
+	// ConfigBucket holds "tenant.<tenant_id>" (weir.config.v1.TenantSnapshot)
+	// and "cluster" (ClusterSnapshot), binary protobuf, history 1.
+	ConfigBucket = "WEIR_CONFIG"
+	// ViewsBucket holds "<tenant_id>.<record_id>.<member_name>.<edge_id>"
+	// (weir.telemetry.v1.MemberView); entries expire after ViewsMaxAge.
+	ViewsBucket = "WEIR_VIEWS"
+	// AffinityBucket holds "<tenant_id>.<job_hash>" (Affinity); entries
+	// expire after AffinityTTL.
+	AffinityBucket = "WEIR_AFFINITY"
+	// UsageStream holds call records (CallRecord) published on
+	// "weir.usage.<tenant_id>" with header Nats-Msg-Id = call id.
+	UsageStream = "WEIR_USAGE"
+	// UsageSubjects is the stream's subject filter.
+	UsageSubjects = "weir.usage.>"
+	// UsageSubjectPrefix prefixes the tenant id of a call record's subject.
+	UsageSubjectPrefix = "weir.usage."
+	// ResetSubject carries Command{reset_member} to every edge (R-OBS-4).
+	ResetSubject = "weir.cmd.reset"
+	// RevokeSubject carries Command{revoke_key} to every edge.
+	RevokeSubject = "weir.cmd.revoke"
+	// LeaseSubject is the request/reply subject of budget leases:
+	// LeaseRequest in, LeaseGrant out.
+	LeaseSubject = "weir.lease.request"
+
+	// TenantKeyPrefix prefixes a tenant id in ConfigBucket.
+	TenantKeyPrefix = "tenant."
+	// ClusterKey is the cluster snapshot's key in ConfigBucket.
+	ClusterKey = "cluster"
+
+	// ViewsMaxAge is how long a member view lives in ViewsBucket without a
+	// refresh (the views of a stopped edge expire).
+	ViewsMaxAge = 60 * time.Second
+	// AffinityTTL is how long a job's last member is remembered.
+	AffinityTTL = time.Hour
+	// UsageDuplicateWindow is WEIR_USAGE's de-duplication window on
+	// Nats-Msg-Id.
+	UsageDuplicateWindow = 2 * time.Minute
+)
+
+// TenantKey is the ConfigBucket key of a tenant's snapshot.
+func TenantKey(tenantID string) string { return TenantKeyPrefix + tenantID }
+
+// ConfigBucketConfig is WEIR_CONFIG as both sides create it.
+func ConfigBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: ConfigBucket, History: 1, Storage: jetstream.FileStorage}
+}
+
+// ViewsBucketConfig is WEIR_VIEWS as both sides create it.
+func ViewsBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: ViewsBucket, History: 1, TTL: ViewsMaxAge, Storage: jetstream.FileStorage}
+}
+
+// AffinityBucketConfig is WEIR_AFFINITY as both sides create it.
+func AffinityBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: AffinityBucket, History: 1, TTL: AffinityTTL, Storage: jetstream.FileStorage}
+}
+
+// UsageStreamConfig is WEIR_USAGE as both sides create it: limits
+// retention on file storage with a 2-minute duplicate window. Records stay
+// in the stream after the control plane has acked them (limits retention);
+// nothing here bounds its size, so an operator sets MaxAge or MaxBytes on
+// the stream in production.
+func UsageStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:       UsageStream,
+		Subjects:   []string{UsageSubjects},
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    jetstream.FileStorage,
+		Duplicates: UsageDuplicateWindow,
+	}
+}
+
+// Buckets are the JetStream objects the control plane uses.
+type Buckets struct {
+	Config   jetstream.KeyValue
+	Views    jetstream.KeyValue
+	Affinity jetstream.KeyValue
+	Usage    jetstream.Stream
+}
+
+// Setup creates every bucket and the usage stream with the settings above,
+// or updates them to those settings; run again, it changes nothing. It is
+// what the control plane does at start, before anything else on NATS.
+func Setup(ctx context.Context, js jetstream.JetStream) (Buckets, error) {
+	var b Buckets
+	var err error
+	if b.Config, err = js.CreateOrUpdateKeyValue(ctx, ConfigBucketConfig()); err != nil {
+		return Buckets{}, fmt.Errorf("distrib: bucket %s: %w", ConfigBucket, err)
+	}
+	if b.Views, err = js.CreateOrUpdateKeyValue(ctx, ViewsBucketConfig()); err != nil {
+		return Buckets{}, fmt.Errorf("distrib: bucket %s: %w", ViewsBucket, err)
+	}
+	if b.Affinity, err = js.CreateOrUpdateKeyValue(ctx, AffinityBucketConfig()); err != nil {
+		return Buckets{}, fmt.Errorf("distrib: bucket %s: %w", AffinityBucket, err)
+	}
+	if b.Usage, err = js.CreateOrUpdateStream(ctx, UsageStreamConfig()); err != nil {
+		return Buckets{}, fmt.Errorf("distrib: stream %s: %w", UsageStream, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,242 @@
+package distrib_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"weir.dev/controlplane/internal/distrib"
+	"weir.dev/controlplane/internal/store"
+	"weir.dev/db/sqlc"
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+)
+
+// TestConfigChangeReachesKVWithin1s makes 50 config changes through the
+// admin API with the distributor running and measures, for each, the time
+// from the request until a watcher of WEIR_CONFIG sees the snapshot that
+// holds it. It logs p50 and p99 and fails when p99 reaches 1 s.
+func TestConfigChangeReachesKVWithin1s(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	id := e.tenant("acme")
+	e.runDistributor()
+	key := distrib.TenantKey(store.UUIDString(id))
+	w, err := e.b.Config.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Stop() }()
+	// seen delivers each snapshot's budget limit as the watcher sees it.
+	seen := make(chan int64, 256)
+	go func() {
+		for entry := range w.Updates() {
+			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			s := &configv1.TenantSnapshot{}
+			if proto.Unmarshal(entry.Value(), s) == nil {
+				for _, b := range s.GetBudgets() {
+					seen <- b.GetLimitNanos()
+				}
+			}
+		}
+	}()
+	const changes = 50
+	var lat []time.Duration
+	for i := range changes {
+		limit := int64(1_000_000 + i)
+		start := time.Now()
+		if _, err := e.api.budgets.SetBudget(ctx, connect.NewRequest(&adminv1.SetBudgetRequest{
+			Tenant: "acme", Name: "b", LimitNanos: limit, Period: configv1.BudgetPeriod_BUDGET_PERIOD_MONTH,
+		})); err != nil {
+			t.Fatal(err)
+		}
+		timeout := time.After(10 * time.Second)
+	wait:
+		for {
+			select {
+			case got := <-seen:
+				if got == limit {
+					break wait
+				}
+			case <-timeout:
+				t.Fatalf("change %d not in WEIR_CONFIG after 10s", i)
+			}
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[(len(lat)*99+99)/100-1]
+	t.Logf("config change → WEIR_CONFIG over %d changes: p50 %s, p99 %s, max %s", changes, p50, p99, lat[len(lat)-1])
+	if p99 >= time.Second {
+		t.Errorf("p99 %s, want < 1s", p99)
+	}
+	rev, err := e.st.Q.GetConfigRevision(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.tenantSnapshot(ctx, id).GetVersion(); got != uint64(rev.DesiredRevision) {
+		t.Errorf("snapshot version %d, desired revision %d", got, rev.DesiredRevision)
+	}
+}
+
+// TestOutboxReplayAfterCrash leaves outbox rows unpublished — changes made
+// while no publisher ran, and a publisher that "crashes" after putting a
+// snapshot but before marking its rows — and checks that the next start
+// publishes them all, marks every row, and records the published revision.
+func TestOutboxReplayAfterCrash(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := e.tenant("a")
+	b := e.tenant("b")
+	e.key("a", "k1")
+
+	crash := errors.New("simulated crash")
+	p := distrib.NewPublisher(e.st, e.js, distrib.PublisherConfig{
+		EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 100, Log: e.log,
+	})
+	distrib.SetAfterPut(p, func() error { return crash })
+	if _, err := p.Drain(ctx); !errors.Is(err, crash) {
+		t.Fatalf("Drain = %v, want the crash", err)
+	}
+	unpublished := func() int {
+		n, err := e.st.Q.StalledOutbox(ctx, sqlc.StalledOutboxParams{Before: pgNow(), AllTenants: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(n.Stalled)
+	}
+	if n := unpublished(); n < 3 {
+		t.Fatalf("%d unpublished rows after the crash, want every row (at least 3)", n)
+	}
+	// The snapshot was put before the crash: a replay must still mark it.
+	if e.tenantSnapshot(ctx, a) == nil {
+		t.Fatal("the crashed drain put no snapshot")
+	}
+	e.key("b", "k2") // a change after the crash
+
+	e.runDistributor() // the next start
+	eventually(t, 10*time.Second, "every outbox row published", func() bool { return unpublished() == 0 })
+	for _, id := range []pgtypeUUID{a, b} {
+		rev, err := e.st.Q.GetConfigRevision(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev.PublishedRevision != rev.DesiredRevision {
+			t.Errorf("tenant %s: published %d, desired %d", store.UUIDString(id), rev.PublishedRevision, rev.DesiredRevision)
+		}
+		s := e.tenantSnapshot(ctx, id)
+		if s.GetVersion() != uint64(rev.DesiredRevision) || len(s.GetApiKeys()) != 1 {
+			t.Errorf("tenant %s: snapshot version %d with %d keys, want version %d with 1 key", store.UUIDString(id), s.GetVersion(), len(s.GetApiKeys()), rev.DesiredRevision)
+		}
+	}
+	if _, err := e.b.Config.Get(ctx, distrib.ClusterKey); err != nil {
+		t.Errorf("cluster key: %v", err)
+	}
+}
+
+// TestReconcileAfterLostState deletes a tenant's key (NATS lost its state)
+// and checks that a publisher's start puts it back though nothing is
+// behind in Postgres, and that the resync republishes a revision behind.
+func TestReconcileAfterLostState(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := e.tenant("a")
+	p := distrib.NewPublisher(e.st, e.js, distrib.PublisherConfig{
+		EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 2, Log: e.log,
+	})
+	if err := p.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.Drain(ctx); err != nil || n < 2 {
+		t.Fatalf("Drain = %d, %v; want the tenant's and the cluster's rows", n, err)
+	}
+	want := e.tenantSnapshot(ctx, a).GetVersion()
+	if err := e.b.Config.Purge(ctx, distrib.TenantKey(store.UUIDString(a))); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.tenantSnapshot(ctx, a).GetVersion(); got != want || got == 0 {
+		t.Errorf("after reconcile: version %d, want %d", got, want)
+	}
+
+	// A revision behind without an outbox row (a publication lost in a
+	// way the outbox did not see) is caught by the resync.
+	if err := e.st.Tx(ctx, store.Actor{Name: "test"}, func(tx *store.Tx) error { return tx.Changed(ctx, a) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Pool().Exec(ctx, "DELETE FROM outbox WHERE published_at IS NULL"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.Resync(ctx); err != nil || n != 1 {
+		t.Fatalf("Resync = %d, %v; want 1", n, err)
+	}
+	if got := e.tenantSnapshot(ctx, a).GetVersion(); got != want+1 {
+		t.Errorf("after resync: version %d, want %d", got, want+1)
+	}
+}
+
+// TestPutIfNewer checks that a snapshot only ever replaces an older one in
+// the bucket, and that the version is read without decoding the value.
+func TestPutIfNewer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	snap := func(v uint64) []byte {
+		b, err := proto.Marshal(&configv1.TenantSnapshot{Version: v, Tenant: &configv1.Tenant{Id: "x", Name: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	steps := []struct {
+		version uint64
+		written bool
+		stored  uint64
+	}{
+		{5, true, 5},  // absent: created
+		{3, false, 5}, // older: refused
+		{5, false, 5}, // same: nothing to do
+		{7, true, 7},  // newer: replaces
+	}
+	for _, s := range steps {
+		ok, err := distrib.PutIfNewer(ctx, e.b.Config, "tenant.x", s.version, snap(s.version))
+		if err != nil || ok != s.written {
+			t.Fatalf("put v%d = %v, %v; want %v", s.version, ok, err, s.written)
+		}
+		entry, err := e.b.Config.Get(ctx, "tenant.x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := distrib.SnapshotVersion(entry.Value()); !ok || v != s.stored {
+			t.Errorf("after v%d: stored v%d (%v), want v%d", s.version, v, ok, s.stored)
+		}
+	}
+	if err := e.b.Config.Delete(ctx, "tenant.x"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := distrib.PutIfNewer(ctx, e.b.Config, "tenant.x", 1, snap(1)); err != nil || !ok {
+		t.Errorf("put after delete = %v, %v", ok, err)
+	}
+	if _, ok := distrib.SnapshotVersion([]byte{0xff}); ok {
+		t.Error("garbage read as a snapshot")
+	}
+	if v, ok := distrib.SnapshotVersion(nil); !ok || v != 0 {
+		t.Errorf("empty snapshot: %d, %v", v, ok)
+	}
+}

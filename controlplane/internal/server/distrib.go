@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"weir.dev/controlplane/internal/distrib"
+	"weir.dev/controlplane/internal/natsembed"
+	"weir.dev/controlplane/internal/secretbox"
+	"weir.dev/controlplane/internal/store"
+)
+
+// distribution is the running distribution layer: the NATS connection, the
+// distributor's loops and, in dev mode, the embedded NATS server.
+type distribution struct {
+	commander *distrib.Commander
+	stop      func()
+}
+
+// startDistribution connects to cfg.NatsURL — or, in dev mode without one,
+// to an embedded NATS server listening on cfg.NatsListen with its state
+// under <VarDir>/nats — and runs the distributor until stop is called (or
+// ctx ends). Without a URL outside dev mode it runs nothing and says so:
+// the admin API works, but changes wait in the outbox (the doctor reports
+// outbox_stalled) and no usage is ingested.
+func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey []byte, log *slog.Logger) (*distribution, error) {
+	url := cfg.NatsURL
+	var embedded *natsembed.Server
+	if url == "" {
+		if !cfg.Dev {
+			log.Warn("NATS_URL is not set: config changes are not pushed to edges and usage is not ingested")
+			return &distribution{stop: func() {}}, nil
+		}
+		host, portText, err := net.SplitHostPort(cfg.NatsListen)
+		if err != nil {
+			return nil, fmt.Errorf("embedded NATS address %q: %w", cfg.NatsListen, err)
+		}
+		port, err := strconv.Atoi(portText)
+		if err != nil {
+			return nil, fmt.Errorf("embedded NATS port %q: %w", portText, err)
+		}
+		embedded, err = natsembed.Start(natsembed.Options{
+			Host: host, Port: port, StoreDir: filepath.Join(cfg.VarDir, "nats"), Log: log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		url = embedded.ClientURL()
+	}
+	nc, err := nats.Connect(url,
+		nats.Name("weir-controlplane"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(time.Second),
+		nats.RetryOnFailedConnect(true),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			log.Warn("NATS error", "subject", subject, "err", err)
+		}),
+	)
+	if err != nil {
+		if embedded != nil {
+			embedded.Close()
+		}
+		return nil, fmt.Errorf("connect to NATS: %w", err)
+	}
+	dcfg := distrib.DefaultConfig()
+	dcfg.EdgeKey, dcfg.Open, dcfg.Log = edgeKey, distrib.OpenWith(box), log
+	d, err := distrib.New(st, nc, dcfg)
+	if err != nil {
+		nc.Close()
+		if embedded != nil {
+			embedded.Close()
+		}
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := d.Run(runCtx); err != nil {
+			log.Error("distribution stopped", "err", err)
+		}
+	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			nc.Close()
+			if embedded != nil {
+				embedded.Close()
+			}
+		})
+	}
+	return &distribution{commander: d.Commander(), stop: stop}, nil
+}

@@ -1,0 +1,93 @@
+-- Queries of the distribution layer (controlplane/internal/distrib): the
+-- outbox publisher's reconcile at start, budget leases, the view mirror and
+-- the janitor. Usage ingest writes calls with COPY into temporary tables,
+-- which sqlc cannot see; its SQL lives in distrib/ingest_sql.go.
+
+-- name: ListConfigRevisions :many
+-- ListConfigRevisions lists the publication state of every snapshot, the
+-- cluster's (tenant_id NULL) included (the publisher's reconcile at start).
+SELECT * FROM config_revisions ORDER BY updated_at;
+
+-- name: LockBudgetForLease :one
+-- LockBudgetForLease reads a tenant's budget and locks its row until the end
+-- of the transaction, so that the leases of one budget are granted one at a
+-- time (and usage settlement waits for a grant in progress).
+SELECT * FROM budgets WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE;
+
+-- name: LeaseCommitments :one
+-- LeaseCommitments is what a budget's leases may still add to its settled
+-- spend, read through the index of open leases (closed_at IS NULL):
+--   * an active lease (nothing used or returned recorded yet) counts its
+--     whole grant while it expires after reclaim_cutoff (now minus the
+--     reclaim grace): its edge may still spend all of it;
+--   * a returned lease (used_nanos + returned_nanos > 0; expires_at moved to
+--     when it was returned) counts what it used while it was returned after
+--     settle_cutoff (now minus the settle lag): the call records of that use
+--     may not have reached spent_nanos yet.
+-- other_edges counts the other edges holding an active, unexpired lease.
+SELECT
+    COALESCE(sum(granted_nanos - returned_nanos) FILTER (
+        WHERE (used_nanos + returned_nanos = 0 AND expires_at > @reclaim_cutoff::timestamptz)
+           OR (used_nanos + returned_nanos > 0 AND expires_at > @settle_cutoff::timestamptz)), 0)::bigint AS committed_nanos,
+    count(DISTINCT edge_id) FILTER (
+        WHERE used_nanos + returned_nanos = 0 AND expires_at > @now::timestamptz AND edge_id <> @edge_id::text) AS other_edges
+FROM budget_leases
+WHERE budget_id = @budget_id AND closed_at IS NULL;
+
+-- name: GrantBudgetLease :one
+-- GrantBudgetLease records a lease granted to an edge until expires_at.
+INSERT INTO budget_leases (budget_id, edge_id, granted_nanos, expires_at)
+VALUES (@budget_id, @edge_id, @granted_nanos, @expires_at)
+RETURNING *;
+
+-- name: ReturnBudgetLease :one
+-- ReturnBudgetLease records that an edge gave a lease back: returned_nanos
+-- (at most the grant) was never used, the rest was. The lease stays open,
+-- counted at what it used, until the janitor closes it after the settle
+-- lag, which runs from the return: expires_at becomes the time of the
+-- return (even after the lease's expiry; never before its creation).
+-- pgx.ErrNoRows when the lease is not this edge's open, unreturned lease of
+-- this budget.
+UPDATE budget_leases
+SET returned_nanos = LEAST(GREATEST(@returned_nanos::bigint, 0), granted_nanos),
+    used_nanos = granted_nanos - LEAST(GREATEST(@returned_nanos::bigint, 0), granted_nanos),
+    expires_at = GREATEST(@now::timestamptz, created_at + interval '1 microsecond')
+WHERE id = @id AND budget_id = @budget_id AND edge_id = @edge_id
+  AND closed_at IS NULL AND used_nanos + returned_nanos = 0
+RETURNING *;
+
+-- name: CloseSettledLeases :execrows
+-- CloseSettledLeases closes open leases that no longer count: returned ones
+-- returned before settle_cutoff, and active ones that expired before
+-- reclaim_cutoff (their edge never gave them back).
+UPDATE budget_leases SET closed_at = @now::timestamptz
+WHERE closed_at IS NULL
+  AND ((used_nanos + returned_nanos > 0 AND expires_at <= @settle_cutoff::timestamptz)
+    OR (used_nanos + returned_nanos = 0 AND expires_at <= @reclaim_cutoff::timestamptz));
+
+-- name: DeleteClosedLeasesBefore :execrows
+DELETE FROM budget_leases WHERE closed_at IS NOT NULL AND closed_at < @before;
+
+-- name: ListKnownTenants :many
+-- ListKnownTenants returns which of the given ids are tenants (usage
+-- ingest drops the records of tenants that no longer exist).
+SELECT id FROM tenants WHERE id = ANY(@ids::uuid[]);
+
+-- name: MirrorMemberView :batchexec
+-- MirrorMemberView is UpsertMemberView for the view mirror's batches: it
+-- keeps an edge's latest view of a member; an older view than the one
+-- stored, and a view of a record that no longer exists, change nothing.
+INSERT INTO member_views (edge_id, record_id, member_name, view, observed_at)
+SELECT @edge_id, r.id, @member_name, @view, @observed_at
+FROM provider_records r WHERE r.id = @record_id
+ON CONFLICT (edge_id, record_id, member_name) DO UPDATE
+SET view = EXCLUDED.view, observed_at = EXCLUDED.observed_at, updated_at = now()
+WHERE member_views.observed_at <= EXCLUDED.observed_at;
+
+-- name: MirrorEdge :batchexec
+-- MirrorEdge records that an edge reported at last_seen (its latest member
+-- view), keeping the version and region it may have reported otherwise.
+INSERT INTO edges (id, last_seen, first_seen)
+VALUES (@id, @last_seen, LEAST(now(), @last_seen))
+ON CONFLICT (id) DO UPDATE
+SET last_seen = GREATEST(edges.last_seen, EXCLUDED.last_seen);
