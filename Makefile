@@ -10,6 +10,7 @@ TOOLS := GOWORK=$(CURDIR)/tools/go.work go tool
 GO_TEST_FLAGS ?= -count=1
 GO_TEST_TIMEOUT ?= 20m
 
+PHONY_EXTRA := run-standalone
 .PHONY: all build test lint vet generate generate-proto generate-sqlc generate-templ \
 	check-generate buf-lint buf-breaking tidy run bench sim pg-dsn
 
@@ -65,8 +66,14 @@ check-generate:
 tidy:
 	@for m in $(MODULES); do (cd $$m && go mod tidy); done
 
-## run: Weir on this machine (standalone edge and two fake provider deployments).
+## run: the whole system on this machine: control plane (embedded NATS,
+## Postgres via db/cmd/weir-pg), two edges and a fake provider pool, with a
+## demo tenant seeded through the weir CLI.
 run:
+	@scripts/run.sh
+
+## run-standalone: one edge from examples/standalone.json and two fake deployments.
+run-standalone:
 	@scripts/run-standalone.sh
 
 pg-dsn:
