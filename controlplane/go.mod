@@ -41,4 +41,7 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
+	weir.dev/rules v0.0.0-00010101000000-000000000000
 )
+
+replace weir.dev/rules v0.0.0-00010101000000-000000000000 => ../rules

@@ -5,16 +5,17 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/rules"
 )
 
 // Limits on names and sizes (ROUTING.md, DESIGN §3, provider_types.proto).
 const (
-	maxNameLen     = 64
+	maxNameLen     = rules.MaxNameLen
 	maxMembers     = 16
 	maxWeight      = 10000
 	maxOrder       = 100
 	maxModels      = 256
-	maxModelLen    = 128
+	maxModelLen    = rules.MaxModelLen
 	maxTags        = 64
 	maxTagLen      = 64
 	maxAccountLen  = 128

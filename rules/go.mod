@@ -1,0 +1,3 @@
+module weir.dev/rules
+
+go 1.26
