@@ -13,14 +13,17 @@ require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
 	connectrpc.com/grpcreflect v1.3.1
+	github.com/a-h/templ v0.3.1100
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
+	golang.org/x/net v0.61.0
 	google.golang.org/protobuf v1.36.12
 	weir.dev/db v0.0.0-00010101000000-000000000000
 	weir.dev/migrations v0.0.0-00010101000000-000000000000
 	weir.dev/proto v0.0.0-00010101000000-000000000000
+	weir.dev/web v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -45,3 +48,5 @@ require (
 )
 
 replace weir.dev/rules v0.0.0-00010101000000-000000000000 => ../rules
+
+replace weir.dev/web v0.0.0-00010101000000-000000000000 => ../web

@@ -36,6 +36,7 @@ import (
 
 	"weir.dev/controlplane/internal/admin"
 	"weir.dev/controlplane/internal/auth"
+	"weir.dev/controlplane/internal/console"
 	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
@@ -111,9 +112,16 @@ type Deps struct {
 	// revocations (both *distrib.Commander); nil sends none.
 	Resetter provider.Resetter
 	Revoker  admin.Revoker
+	// MasterKey is the master key the web console derives its cookie keys
+	// from (nil: a random key, so console sessions end with the process).
+	// ConsoleSecureCookies marks the console's cookies Secure even on
+	// plain-HTTP requests (behind a TLS-terminating proxy).
+	MasterKey            []byte
+	ConsoleSecureCookies bool
 }
 
-// Handler returns the admin API: every service, health and reflection.
+// Handler returns the admin API (every service, health and reflection) and
+// the web console under /console/ (with / redirecting there).
 func Handler(d Deps) http.Handler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -130,7 +138,19 @@ func Handler(d Deps) http.Handler {
 	reflector := grpcreflect.NewStaticReflector(names...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	return mux
+	// The console calls the API above in-process, as the signed-in admin.
+	api := http.Handler(mux)
+	ui, err := console.New(console.Deps{API: api, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Now: d.Now, Log: d.Log})
+	if err != nil {
+		// Only a master key shorter than 32 bytes gets here; Run loads
+		// 32-byte keys.
+		panic(fmt.Sprintf("server: console: %v", err))
+	}
+	root := http.NewServeMux()
+	root.Handle("/", api)
+	root.Handle("/console/", ui)
+	root.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusFound))
+	return root
 }
 
 // Run serves the admin API per cfg until ctx ends.
@@ -171,7 +191,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer dist.stop()
-	deps := Deps{Store: st, Box: box, Log: log}
+	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master}
 	if dist.commander != nil {
 		deps.Resetter, deps.Revoker = dist.commander, dist.commander
 	}

@@ -1,0 +1,50 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	"weir.dev/web"
+)
+
+// tenantsPage lists the tenants the admin can see (ListTenants filters by
+// role), with the create form for cluster admins.
+func (c *Console) tenantsPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c.renderTenants(w, r, s, http.StatusOK, "", web.Problems{})
+}
+
+// createTenant creates a tenant (the API refuses everyone but cluster
+// admins, and checks the name). A refused name re-renders the page with
+// the problems inline and the value kept; success redirects with a flash.
+func (c *Console) createTenant(w http.ResponseWriter, r *http.Request, s *session) {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	_, err := s.api.Tenants.CreateTenant(r.Context(), connect.NewRequest(&adminv1.CreateTenantRequest{Name: name}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, status := problemsOf(err)
+		c.renderTenants(w, r, s, status, name, p)
+		return
+	}
+	c.redirect(w, r, "/console/tenants", web.Flash{Kind: web.FlashOK, Text: "Tenant " + name + " created."})
+}
+
+func (c *Console) renderTenants(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p web.Problems) {
+	resp, err := s.api.Tenants.ListTenants(r.Context(), connect.NewRequest(&adminv1.ListTenantsRequest{PageSize: 1000}))
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	v := web.TenantsView{CanCreate: s.cluster, Name: name, Problems: p, CSRF: s.csrf}
+	for _, t := range resp.Msg.GetTenants() {
+		v.Tenants = append(v.Tenants, web.TenantRow{
+			Name: t.GetName(), Disabled: t.GetDisabled(), Created: t.GetCreatedAt().AsTime(), Current: t.GetName() == s.tenant,
+		})
+	}
+	c.page(w, r, s, status, "Tenants", "tenants", web.TenantsPage(v))
+}
