@@ -16,18 +16,14 @@ func (c *Console) routes(mux *http.ServeMux) {
 	mux.Handle("POST /console/logout", c.authed(c.logout))
 	mux.Handle("POST /console/tenant", c.authed(c.switchTenant))
 
-	// Pages.
-	mux.Handle("GET /console/{$}", c.authed(c.home))
+	// Pages. Each group registers its own routes in a file of its own.
 	mux.Handle("GET /console/tenants", c.authed(c.tenantsPage))
 	mux.Handle("POST /console/tenants", c.authed(c.createTenant))
+	c.operatorRoutes(mux) // routes_operator.go: health, providers, pools
+	c.accountRoutes(mux)  // routes_account.go: keys, secrets, data rules, budgets, usage, calls
 
 	// Anything else under /console/: a 404 inside the layout.
 	mux.Handle("/console/", c.authed(c.notFound))
-}
-
-// home is the pool health page (a placeholder until it is written).
-func (c *Console) home(w http.ResponseWriter, r *http.Request, s *session) {
-	c.page(w, r, s, http.StatusOK, "Health", "health", web.HomePage())
 }
 
 func (c *Console) notFound(w http.ResponseWriter, r *http.Request, s *session) {
