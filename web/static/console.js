@@ -9,6 +9,8 @@
 //       "12s", then "now" and the attribute data-countdown-done).
 //   [data-copy-target="<css selector>"]  button copying the target's value or
 //       text to the clipboard (shown only when the script runs).
+//   [data-since="<RFC3339>"]  text ticks every second as the time since
+//       ("12s ago", "3m ago", "2h ago", "4d ago"; web.Ago renders the same).
 //   select[data-autosubmit]  submits its form on change.
 //   form[data-confirm="<question>"]  asks before submitting.
 (function () {
@@ -43,6 +45,26 @@
     }
   }
 
+  function ago(ms) {
+    var s = Math.floor(ms / 1000);
+    if (s < 1) { return "just now"; }
+    if (s < 60) { return s + "s ago"; }
+    if (s < 3600) { return Math.floor(s / 60) + "m ago"; }
+    if (s < 86400) { return Math.floor(s / 3600) + "h ago"; }
+    return Math.floor(s / 86400) + "d ago";
+  }
+
+  function tickAges() {
+    var now = Date.now();
+    var els = document.querySelectorAll("[data-since]");
+    for (var i = 0; i < els.length; i++) {
+      var since = Date.parse(els[i].getAttribute("data-since"));
+      if (isNaN(since)) { continue; }
+      var text = ago(now - since);
+      if (els[i].textContent !== text) { els[i].textContent = text; }
+    }
+  }
+
   function startLive(el) {
     if (el.__weirLive || !window.EventSource) { return; }
     var src = el.getAttribute("data-live");
@@ -58,6 +80,7 @@
     es.onmessage = function (ev) {
       el.innerHTML = ev.data;
       tickCountdowns();
+      tickAges();
       scan(el);
       el.dispatchEvent(new CustomEvent("weir:live", { bubbles: true }));
     };
@@ -106,7 +129,8 @@
   function init() {
     scan(document);
     tickCountdowns();
-    setInterval(tickCountdowns, 1000);
+    tickAges();
+    setInterval(function () { tickCountdowns(); tickAges(); }, 1000);
   }
 
   if (document.readyState === "loading") {

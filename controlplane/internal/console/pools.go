@@ -1,0 +1,327 @@
+package console
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"weir.dev/controlplane/internal/provider"
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/web"
+)
+
+// memberInputs are the member form's input names (AddPoolMemberRequest's
+// and UpdatePoolMemberRequest's field paths).
+var memberInputs = []string{
+	"member", "preset", "record_member", "spec.base_url", "spec.key_secret", "spec.region", "spec.weight", "spec.order",
+	"spec.account", "spec.api_version", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm", "spec.models",
+}
+
+// memberFormFrom reads a submitted member form (values kept as typed).
+func memberFormFrom(r *http.Request) web.MemberForm {
+	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
+	return web.MemberForm{
+		Member: v("member"), Preset: v("preset"), RecordMember: v("record_member"), Revision: v("expected_revision"),
+		BaseURL: v("spec.base_url"), KeySecret: v("spec.key_secret"), Region: v("spec.region"),
+		Weight: v("spec.weight"), Order: v("spec.order"), Account: v("spec.account"), APIVersion: v("spec.api_version"),
+		RPM: v("spec.limits.rpm"), InputTPM: v("spec.limits.input_tpm"), OutputTPM: v("spec.limits.output_tpm"),
+		Models: r.PostFormValue("spec.models"),
+	}
+}
+
+// memberSpecOf applies the form's fields onto base (a clone of the stored
+// spec when editing, empty when adding): every field the form has, the
+// optional ones unset when empty (inherit from the record).
+func memberSpecOf(f web.MemberForm, base *adminv1.PoolMemberSpec, local *problemSet) *adminv1.PoolMemberSpec {
+	spec := &adminv1.PoolMemberSpec{}
+	if base != nil {
+		spec = proto.Clone(base).(*adminv1.PoolMemberSpec)
+	}
+	spec.BaseUrl = f.BaseURL
+	spec.KeySecret, spec.Region = optString(f.KeySecret), optString(f.Region)
+	spec.Account, spec.ApiVersion = optString(f.Account), optString(f.APIVersion)
+	spec.Weight = local.uint32("spec.weight", f.Weight)
+	spec.Order = local.uint32("spec.order", f.Order)
+	l := &configv1.Limits{
+		Rpm: local.int64("spec.limits.rpm", f.RPM), InputTpm: local.int64("spec.limits.input_tpm", f.InputTPM),
+		OutputTpm: local.int64("spec.limits.output_tpm", f.OutputTPM),
+	}
+	spec.Limits = nil
+	if l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
+		spec.Limits = l
+	}
+	spec.Models = splitList(f.Models)
+	return spec
+}
+
+// addMember adds a member to a record (a plain record becomes a pool). The
+// R-SEC-4 warnings the change would raise are shown first, with "Save
+// anyway"; the API's warnings after saving come as flashes.
+func (c *Console) addMember(w http.ResponseWriter, r *http.Request, s *session) {
+	name := r.PathValue("name")
+	tenant, scope := recordScope(r, s)
+	f := memberFormFrom(r)
+	var local problemSet
+	preset := provider.ParsePreset(f.Preset)
+	if f.Preset != "" && preset == adminv1.Preset_PRESET_UNSPECIFIED {
+		local.add("preset", "unknown preset")
+	}
+	spec := memberSpecOf(f, nil, &local)
+	if local.any() {
+		f.Problems = local.problems()
+		c.renderProvider(w, r, s, http.StatusUnprocessableEntity, &f)
+		return
+	}
+	req := &adminv1.AddPoolMemberRequest{Tenant: tenant, Record: name, Member: f.Member, Preset: preset, Spec: spec, RecordMember: f.RecordMember}
+	if r.PostFormValue("confirm") == "" {
+		ws, err := c.previewAdd(r, s, tenant, req)
+		if err != nil && connect.CodeOf(err) != connect.CodeNotFound {
+			c.fail(w, r, s, err)
+			return
+		}
+		if len(ws) > 0 {
+			f.Warnings = ws
+			c.renderProvider(w, r, s, http.StatusOK, &f)
+			return
+		}
+	}
+	resp, err := s.api.Pools.AddPoolMember(r.Context(), connect.NewRequest(req))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, status := problemsOf(err)
+		f.Problems = foldProblems(p, memberInputs)
+		c.renderProvider(w, r, s, status, &f)
+		return
+	}
+	text := "Member " + f.Member + " added to " + name + "."
+	if resp.Msg.GetRecordConverted() {
+		text += " The record is a pool now; its own endpoint became member " + recordMemberName(f.RecordMember) + "."
+	}
+	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: text}}, warningFlashes(resp.Msg.GetWarnings())...)
+	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
+
+func recordMemberName(s string) string {
+	if s == "" {
+		return provider.PrimaryMember
+	}
+	return s
+}
+
+// memberPage is a member's edit form, filled with the member's own values
+// (the record's, which it inherits when a field is empty, as placeholders).
+func (c *Console) memberPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c.renderMember(w, r, s, http.StatusOK, nil)
+}
+
+func (c *Console) renderMember(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.MemberForm) {
+	name, member := r.PathValue("name"), r.PathValue("member")
+	tenant, scope := recordScope(r, s)
+	d, md, err := c.loadMember(r, s, tenant, name, member)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	var f web.MemberForm
+	if form != nil {
+		f = *form
+	} else {
+		f = formOfSpec(md.GetMember().GetSpec())
+		f.Revision = strconv.FormatUint(d.GetRecord().GetRevision(), 10)
+	}
+	f.CSRF, f.Scope, f.Edit, f.Record, f.Member = s.csrf, scope, true, name, member
+	f.Action = web.MemberHref(name, member, scope, "")
+	f.Inherit = inheritPlaceholders(d.GetRecord().GetSpec())
+	c.page(w, r, s, status, "Edit member "+member, "providers", web.MemberEditPage(web.MemberEditView{Record: name, Scope: scope, Member: member, Form: f}))
+}
+
+// loadMember reads a record and one of its members (NotFound when the
+// record is plain or has no such member).
+func (c *Console) loadMember(r *http.Request, s *session, tenant, name, member string) (*adminv1.ProviderDetail, *adminv1.MemberDetail, error) {
+	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
+	if err != nil {
+		return nil, nil, err
+	}
+	d := resp.Msg.GetDetail()
+	if d.GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL {
+		for _, md := range d.GetMembers() {
+			if md.GetMember().GetName() == member {
+				return d, md, nil
+			}
+		}
+	}
+	return nil, nil, connect.NewError(connect.CodeNotFound, errNoMember(name, member))
+}
+
+type noMemberError struct{ record, member string }
+
+func (e noMemberError) Error() string {
+	return "record " + strconv.Quote(e.record) + " has no member " + strconv.Quote(e.member)
+}
+
+func errNoMember(record, member string) error { return noMemberError{record, member} }
+
+func formOfSpec(sp *adminv1.PoolMemberSpec) web.MemberForm {
+	num := func(n int64) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	return web.MemberForm{
+		BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Region: sp.GetRegion(), Account: sp.GetAccount(), APIVersion: sp.GetApiVersion(),
+		Weight: num(int64(sp.GetWeight())), Order: num(int64(sp.GetOrder())),
+		RPM: num(sp.GetLimits().GetRpm()), InputTPM: num(sp.GetLimits().GetInputTpm()), OutputTPM: num(sp.GetLimits().GetOutputTpm()),
+		Models: strings.Join(sp.GetModels(), "\n"),
+	}
+}
+
+// updateMember saves a member's edit form: the fields that differ from the
+// stored member, as an update mask, with the revision the form was read
+// at (a concurrent change is refused, not overwritten).
+func (c *Console) updateMember(w http.ResponseWriter, r *http.Request, s *session) {
+	name, member := r.PathValue("name"), r.PathValue("member")
+	tenant, scope := recordScope(r, s)
+	f := memberFormFrom(r)
+	d, md, err := c.loadMember(r, s, tenant, name, member)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	var local problemSet
+	stored := md.GetMember().GetSpec()
+	if stored == nil {
+		stored = &adminv1.PoolMemberSpec{}
+	}
+	spec := memberSpecOf(f, stored, &local)
+	rev, err := strconv.ParseUint(f.Revision, 10, 64)
+	if err != nil {
+		rev = 0
+	}
+	if local.any() {
+		f.Problems = local.problems()
+		c.renderMember(w, r, s, http.StatusUnprocessableEntity, &f)
+		return
+	}
+	paths := changedPaths(stored, spec)
+	if len(paths) == 0 {
+		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashInfo, Text: "Member " + member + ": nothing changed."})
+		return
+	}
+	if r.PostFormValue("confirm") == "" {
+		if ws := previewMember(d, member, adminv1.Preset_PRESET_UNSPECIFIED, spec, true, ""); len(ws) > 0 {
+			f.Warnings = ws
+			c.renderMember(w, r, s, http.StatusOK, &f)
+			return
+		}
+	}
+	resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(&adminv1.UpdatePoolMemberRequest{
+		Tenant: tenant, Record: name, Member: member, Spec: spec,
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: rev,
+	}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, status := problemsOf(err)
+		if connect.CodeOf(err) == connect.CodeAborted {
+			p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
+		}
+		f.Problems = foldProblems(p, memberInputs)
+		c.renderMember(w, r, s, status, &f)
+		return
+	}
+	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: "Member " + member + " saved (" + strings.Join(paths, ", ") + ")."}},
+		warningFlashes(resp.Msg.GetWarnings())...)
+	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
+
+// changedPaths are the update mask paths of the form's fields whose value
+// differs between the stored spec and the edited one.
+func changedPaths(a, b *adminv1.PoolMemberSpec) []string {
+	var out []string
+	add := func(path string, changed bool) {
+		if changed {
+			out = append(out, path)
+		}
+	}
+	optEq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	add("base_url", a.GetBaseUrl() != b.GetBaseUrl())
+	add("key_secret", !optEq(a.KeySecret, b.KeySecret))
+	add("region", !optEq(a.Region, b.Region))
+	add("weight", max(a.GetWeight(), 1) != max(b.GetWeight(), 1))
+	add("order", max(a.GetOrder(), 1) != max(b.GetOrder(), 1))
+	add("account", !optEq(a.Account, b.Account))
+	add("api_version", !optEq(a.ApiVersion, b.ApiVersion))
+	add("limits.rpm", a.GetLimits().GetRpm() != b.GetLimits().GetRpm())
+	add("limits.input_tpm", a.GetLimits().GetInputTpm() != b.GetLimits().GetInputTpm())
+	add("limits.output_tpm", a.GetLimits().GetOutputTpm() != b.GetLimits().GetOutputTpm())
+	add("models", strings.Join(a.GetModels(), "\n") != strings.Join(b.GetModels(), "\n"))
+	return out
+}
+
+// memberOff and memberOn switch a member off (out of every call, R-ELIG-1)
+// and on again.
+func (c *Console) memberOff(w http.ResponseWriter, r *http.Request, s *session) {
+	c.switchMember(w, r, s, true)
+}
+func (c *Console) memberOn(w http.ResponseWriter, r *http.Request, s *session) {
+	c.switchMember(w, r, s, false)
+}
+
+func (c *Console) switchMember(w http.ResponseWriter, r *http.Request, s *session, off bool) {
+	name, member := r.PathValue("name"), r.PathValue("member")
+	tenant, scope := recordScope(r, s)
+	resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(&adminv1.UpdatePoolMemberRequest{
+		Tenant: tenant, Record: name, Member: member, Spec: &adminv1.PoolMemberSpec{Off: off},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"off"}},
+	}))
+	state := "on"
+	if off {
+		state = "off"
+	}
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, _ := problemsOf(err)
+		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashError, Text: "Member " + member + " was not turned " + state + ": " + p.Message})
+		return
+	}
+	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: "Member " + member + " turned " + state + "."}}, warningFlashes(resp.Msg.GetWarnings())...)
+	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
+
+// removeMember removes a member (the last one turns the record plain).
+func (c *Console) removeMember(w http.ResponseWriter, r *http.Request, s *session) {
+	name, member := r.PathValue("name"), r.PathValue("member")
+	tenant, scope := recordScope(r, s)
+	resp, err := s.api.Pools.RemovePoolMember(r.Context(), connect.NewRequest(&adminv1.RemovePoolMemberRequest{
+		Tenant: tenant, Record: name, Member: member,
+	}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, _ := problemsOf(err)
+		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashError, Text: "Member " + member + " was not removed: " + p.Message})
+		return
+	}
+	text := "Member " + member + " removed from " + name + "."
+	if resp.Msg.GetRecordPlain() {
+		text += " It was the last one: " + name + " is a plain record again."
+	}
+	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: text}}, warningFlashes(resp.Msg.GetWarnings())...)
+	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
