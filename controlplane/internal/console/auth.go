@@ -69,6 +69,7 @@ func (c *Console) authed(h pageFunc) http.Handler {
 		s := &session{api: api, csrf: c.keys.csrfToken("session", ck.Value), path: r.URL.RequestURI()}
 		admin := who.Msg.GetAdmin()
 		s.admin = admin.GetName()
+		s.roles = admin.GetRoles()
 		s.cluster, s.role, s.tenants = describeRoles(admin.GetRoles())
 		if s.cluster {
 			if s.tenants, err = allTenants(ctx, api); err != nil {

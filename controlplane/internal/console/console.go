@@ -43,6 +43,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/web"
 )
 
@@ -142,6 +143,9 @@ type session struct {
 	admin   string
 	role    string
 	cluster bool
+	// roles are the admin's role bindings (WhoAmI's), for pages that offer
+	// a form only to the roles the API would let submit it.
+	roles []*adminv1.RoleBinding
 	// tenant is the tenant the tenant-scoped pages show ("" when none);
 	// tenants those the admin may switch to.
 	tenant  string

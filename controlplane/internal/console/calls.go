@@ -1,0 +1,282 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/web"
+)
+
+// callsPageSize is the number of calls per page.
+const callsPageSize = 50
+
+// callOutcomeChoices are the outcome filter's values.
+var callOutcomeChoices = []struct {
+	value   string
+	outcome telemetryv1.CallOutcome
+}{
+	{"answered", telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED},
+	{"failed", telemetryv1.CallOutcome_CALL_OUTCOME_FAILED},
+	{"unknown", telemetryv1.CallOutcome_CALL_OUTCOME_UNKNOWN},
+	{"refused", telemetryv1.CallOutcome_CALL_OUTCOME_REFUSED},
+	{"cancelled", telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED},
+}
+
+// callSinceChoices are the "within" filter's values.
+var callSinceChoices = []struct {
+	value, label string
+	d            time.Duration
+}{
+	{"15m", "15 minutes", 15 * time.Minute},
+	{"1h", "1 hour", time.Hour},
+	{"24h", "24 hours", 24 * time.Hour},
+	{"7d", "7 days", 7 * 24 * time.Hour},
+	{"30d", "30 days", 30 * 24 * time.Hour},
+}
+
+// callFilterParams are the query parameters of the filter, in the form's
+// order.
+var callFilterParams = []string{"model", "outcome", "record", "member", "key", "error_code", "since", "from", "to"}
+
+// callsPage lists the tenant's calls newest first, filtered by the GET
+// form (every filter ListCalls has), a page at a time.
+func (c *Console) callsPage(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needTenant(w, r, s, "Calls", "calls") {
+		return
+	}
+	q := r.URL.Query()
+	f := web.CallFilter{
+		Model: strings.TrimSpace(q.Get("model")), Outcome: q.Get("outcome"), Record: strings.TrimSpace(q.Get("record")),
+		Member: strings.TrimSpace(q.Get("member")), Key: strings.TrimSpace(q.Get("key")),
+		ErrorCode: strings.TrimSpace(q.Get("error_code")), Since: q.Get("since"), From: q.Get("from"), To: q.Get("to"),
+	}
+	v := web.CallsView{Tenant: s.tenant, Filter: f}
+	v.Outcomes = []web.Option{{Value: "", Label: "any", Selected: f.Outcome == ""}}
+	req := &adminv1.ListCallsRequest{
+		Tenant: s.tenant, Model: f.Model, Record: f.Record, Member: f.Member, Key: f.Key, ErrorCode: f.ErrorCode,
+		PageSize: callsPageSize, PageToken: q.Get("page_token"),
+	}
+	var p web.Problems
+	known := f.Outcome == ""
+	for _, o := range callOutcomeChoices {
+		v.Outcomes = append(v.Outcomes, web.Option{Value: o.value, Label: o.value, Selected: o.value == f.Outcome})
+		if o.value == f.Outcome {
+			req.Outcome, known = o.outcome, true
+		}
+	}
+	if !known {
+		addProblem(&p, "outcome", "unknown outcome")
+	}
+	v.Since = []web.Option{{Value: "", Label: "any time", Selected: f.Since == ""}}
+	known = f.Since == ""
+	for _, o := range callSinceChoices {
+		v.Since = append(v.Since, web.Option{Value: o.value, Label: o.label, Selected: o.value == f.Since})
+		if o.value == f.Since {
+			req.Since, known = durationpb.New(o.d), true
+		}
+	}
+	if !known {
+		addProblem(&p, "since", "unknown duration")
+	}
+	if f.From != "" {
+		if t, err := time.Parse(time.DateOnly, f.From); err != nil {
+			addProblem(&p, "from", "give a day as YYYY-MM-DD")
+		} else {
+			req.StartTime = timestamppb.New(t)
+		}
+	}
+	if f.To != "" {
+		if t, err := time.Parse(time.DateOnly, f.To); err != nil {
+			addProblem(&p, "to", "give a day as YYYY-MM-DD")
+		} else {
+			req.EndTime = timestamppb.New(t.AddDate(0, 0, 1))
+		}
+	}
+	if p.Any() {
+		v.Problems = p
+		c.page(w, r, s, http.StatusUnprocessableEntity, "Calls", "calls", web.CallsPage(v))
+		return
+	}
+	resp, err := s.api.Calls.ListCalls(r.Context(), connect.NewRequest(req))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeInvalidArgument {
+			ap, status := problemsOf(err)
+			v.Problems = movedProblems(ap, map[string]string{"start_time": "from", "end_time": "to"})
+			c.page(w, r, s, status, "Calls", "calls", web.CallsPage(v))
+			return
+		}
+		c.fail(w, r, s, err)
+		return
+	}
+	v.Shown = true
+	filter := url.Values{}
+	for _, name := range callFilterParams {
+		filter.Set(name, q.Get(name))
+	}
+	list := acctURL("/console/calls", s.tenant, filter)
+	if tok := resp.Msg.GetNextPageToken(); tok != "" {
+		next := url.Values{"page_token": {tok}}
+		for k, vs := range filter {
+			next[k] = vs
+		}
+		v.NextURL = acctURL("/console/calls", s.tenant, next)
+	}
+	if req.PageToken != "" {
+		v.FirstURL = list
+	}
+	back := r.URL.RequestURI()
+	for _, call := range resp.Msg.GetCalls() {
+		rec := call.GetRecord()
+		row := web.CallRow{
+			ID: rec.GetCallId(), Model: rec.GetModel(), Key: call.GetKey(),
+			ServedBy: servedBy(rec), Status: callStatusText(rec.GetStatus()),
+			Outcome: callOutcomeName(rec.GetOutcome()), OutcomeClass: outcomeClass(rec.GetOutcome()),
+			ErrorCode: rec.GetErrorCode(), Attempts: strconv.Itoa(len(rec.GetAttempts())),
+			Duration: callDuration(rec.GetDuration()), Cost: fmtUSD(rec.GetCostNanos()),
+			Href: acctURL("/console/calls/"+url.PathEscape(rec.GetCallId()), s.tenant, url.Values{"back": {back}}),
+		}
+		if rec.GetStartedAt() != nil {
+			row.Started = rec.GetStartedAt().AsTime()
+		}
+		v.Calls = append(v.Calls, row)
+	}
+	c.page(w, r, s, http.StatusOK, "Calls", "calls", web.CallsPage(v))
+}
+
+// callPage is a call's drawer: served-by, every attempt, the cache report.
+// A call of another tenant is NotFound, like a call that does not exist.
+func (c *Console) callPage(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needTenant(w, r, s, "Call", "calls") {
+		return
+	}
+	id := r.PathValue("id")
+	resp, err := s.api.Calls.GetCall(r.Context(), connect.NewRequest(&adminv1.GetCallRequest{Tenant: s.tenant, CallId: id}))
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	call := resp.Msg.GetCall()
+	rec := call.GetRecord()
+	back := acctURL("/console/calls", s.tenant, nil)
+	if b := r.URL.Query().Get("back"); b != "" {
+		if sn := safeNext(b); sn != "/console/" {
+			back = sn
+		}
+	}
+	v := web.CallView{
+		ID: rec.GetCallId(), Back: back,
+		Duration: callDuration(rec.GetDuration()), Model: rec.GetModel(), Endpoint: rec.GetEndpoint(), Stream: rec.GetStream(),
+		Key: call.GetKey(), Edge: rec.GetEdgeId(), Record: rec.GetRecordName(), Member: rec.GetMemberName(),
+		Status: callStatusText(rec.GetStatus()), Outcome: callOutcomeName(rec.GetOutcome()), OutcomeClass: outcomeClass(rec.GetOutcome()),
+		ErrorCode: rec.GetErrorCode(), Cost: fmtUSD(rec.GetCostNanos()), Reserved: fmtUSD(rec.GetReservedNanos()), CostFlagged: rec.GetCostFlagged(),
+		Input: fmtCount(rec.GetUsage().GetInputTokens()), Output: fmtCount(rec.GetUsage().GetOutputTokens()),
+		CacheRead: fmtCount(rec.GetUsage().GetCacheReadTokens()), CacheWrite: fmtCount(rec.GetUsage().GetCacheWriteTokens()),
+	}
+	if rec.GetStartedAt() != nil {
+		v.Started = rec.GetStartedAt().AsTime()
+	}
+	for _, a := range rec.GetAttempts() {
+		row := web.AttemptRow{
+			Index: strconv.Itoa(int(a.GetIndex())), Record: a.GetRecordName(), Member: a.GetMemberName(),
+			Status: callStatusText(a.GetStatus()), Outcome: attemptOutcomeName(a.GetOutcome()), OutcomeClass: attemptClass(a.GetOutcome()),
+			Kind: callKindName(a.GetKind()), Reason: a.GetReason(), Latency: callDuration(a.GetLatency()),
+			Cost: fmtUSD(a.GetCostNanos()), Estimated: a.GetCostEstimated(),
+		}
+		if a.GetStartedAt() != nil {
+			row.Started = a.GetStartedAt().AsTime()
+		}
+		v.Attempts = append(v.Attempts, row)
+	}
+	if cr := rec.GetCache(); cr != nil && (cr.GetJobHash() != "" || cr.GetMiss() != "" || cr.GetMember() != "") {
+		v.Cache = &web.CacheView{
+			JobHash: cr.GetJobHash(), PreviousMember: callOrDash(cr.GetPreviousMember()), Member: callOrDash(cr.GetMember()),
+			Miss: cr.GetMiss(), PreviousCached: fmtCount(cr.GetPreviousCachedInputTokens()), MissCost: fmtUSD(cr.GetEstimatedMissCostNanos()),
+		}
+	}
+	c.page(w, r, s, http.StatusOK, "Call", "calls", web.CallPage(v))
+}
+
+// servedBy names the member that served a call ("—" when none answered).
+func servedBy(rec *telemetryv1.CallRecord) string {
+	if rec.GetRecordName() == "" && rec.GetMemberName() == "" {
+		return "—"
+	}
+	return rec.GetRecordName() + "/" + rec.GetMemberName()
+}
+
+func callStatusText(s uint32) string {
+	if s == 0 {
+		return "—"
+	}
+	return strconv.FormatUint(uint64(s), 10)
+}
+
+func callDuration(d *durationpb.Duration) string {
+	if d == nil {
+		return "—"
+	}
+	return d.AsDuration().Round(time.Millisecond).String()
+}
+
+func callOrDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// callEnumName turns "CALL_OUTCOME_FAILED_OVER" into "failed over".
+func callEnumName(full, prefix string) string {
+	n := strings.ToLower(strings.TrimPrefix(full, prefix))
+	if n == "unspecified" {
+		return ""
+	}
+	return strings.ReplaceAll(n, "_", " ")
+}
+
+func callOutcomeName(o telemetryv1.CallOutcome) string {
+	if n := callEnumName(o.String(), "CALL_OUTCOME_"); n != "" {
+		return n
+	}
+	return "unknown"
+}
+
+func attemptOutcomeName(o telemetryv1.AttemptOutcome) string {
+	return callEnumName(o.String(), "ATTEMPT_OUTCOME_")
+}
+
+func callKindName(k telemetryv1.FailureKind) string {
+	if k == telemetryv1.FailureKind_FAILURE_KIND_NONE {
+		return ""
+	}
+	return callEnumName(k.String(), "FAILURE_KIND_")
+}
+
+func outcomeClass(o telemetryv1.CallOutcome) string {
+	switch o {
+	case telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED:
+		return "badge-ok"
+	case telemetryv1.CallOutcome_CALL_OUTCOME_REFUSED, telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED:
+		return "badge-warn"
+	}
+	return "badge-bad"
+}
+
+func attemptClass(o telemetryv1.AttemptOutcome) string {
+	switch o {
+	case telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_ANSWERED:
+		return "badge-ok"
+	case telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_FAILED_OVER, telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_SKIPPED:
+		return "badge-warn"
+	}
+	return "badge-bad"
+}

@@ -1,0 +1,114 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	"weir.dev/web"
+)
+
+// secretsPage lists the tenant's secrets (names, hosts, users, when set;
+// never values), with the set form for tenant and provider admins.
+func (c *Console) secretsPage(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needTenant(w, r, s, "Secrets", "secrets") {
+		return
+	}
+	c.renderSecrets(w, r, s, http.StatusOK, web.SecretsView{})
+}
+
+// setSecret sets a secret. The value goes to the API and nowhere else: a
+// refused form comes back with the name and hosts but an empty value, and
+// success redirects.
+func (c *Console) setSecret(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needTenant(w, r, s, "Secrets", "secrets") {
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	hostsText := strings.TrimSpace(r.PostFormValue("hosts"))
+	hosts := splitItems(hostsText)
+	resp, err := s.api.Secrets.SetSecret(r.Context(), connect.NewRequest(&adminv1.SetSecretRequest{
+		Tenant: s.tenant, Name: name, Value: r.PostFormValue("value"), Hosts: hosts,
+	}))
+	if err != nil {
+		p, status, done := c.formError(w, r, s, err)
+		if done {
+			return
+		}
+		p = foldList(p, "hosts", hosts)
+		c.renderSecrets(w, r, s, status, web.SecretsView{
+			Name: name, Hosts: hostsText, HostsProblem: p.For("hosts"), Problems: p,
+		})
+		return
+	}
+	verb := "updated"
+	if resp.Msg.GetCreated() {
+		verb = "set"
+	}
+	flashes := []web.Flash{{Kind: web.FlashOK, Text: "Secret " + name + " " + verb + "."}}
+	for _, wn := range resp.Msg.GetWarnings() {
+		flashes = append(flashes, web.Flash{Kind: web.FlashWarn, Text: wn.GetMessage()})
+	}
+	c.redirect(w, r, acctURL("/console/secrets", s.tenant, nil), flashes...)
+}
+
+// deleteSecret deletes the named secret; one still in use is refused with
+// its users in the message.
+func (c *Console) deleteSecret(w http.ResponseWriter, r *http.Request, s *session) {
+	name := r.PathValue("name")
+	back := acctURL("/console/secrets", s.tenant, nil)
+	_, err := s.api.Secrets.DeleteSecret(r.Context(), connect.NewRequest(&adminv1.DeleteSecretRequest{Tenant: s.tenant, Name: name}))
+	if err != nil {
+		p, _, done := c.formError(w, r, s, err)
+		if done {
+			return
+		}
+		c.redirect(w, r, back, web.Flash{Kind: web.FlashError, Text: "Secret " + name + " was not deleted. " + p.Message})
+		return
+	}
+	c.redirect(w, r, back, web.Flash{Kind: web.FlashOK, Text: "Secret " + name + " deleted."})
+}
+
+func (c *Console) renderSecrets(w http.ResponseWriter, r *http.Request, s *session, status int, v web.SecretsView) {
+	var list []*adminv1.Secret
+	tok := ""
+	for {
+		resp, err := s.api.Secrets.ListSecrets(r.Context(), connect.NewRequest(&adminv1.ListSecretsRequest{
+			Tenant: s.tenant, PageSize: 1000, PageToken: tok,
+		}))
+		if err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		list = append(list, resp.Msg.GetSecrets()...)
+		if tok = resp.Msg.GetNextPageToken(); tok == "" {
+			break
+		}
+	}
+	v.Tenant, v.CSRF = s.tenant, s.csrf
+	v.CanManage = s.can(adminv1.Role_ROLE_TENANT_ADMIN, adminv1.Role_ROLE_PROVIDER_ADMIN)
+	v.Action = acctURL("/console/secrets", s.tenant, nil)
+	for _, sc := range list {
+		row := web.SecretRow{
+			Name: sc.GetName(), Hosts: sc.GetHosts(), UpdatedBy: sc.GetUpdatedBy(),
+			DeleteURL: acctURL("/console/secrets/"+url.PathEscape(sc.GetName())+"/delete", s.tenant, nil),
+		}
+		if t := sc.GetUpdatedAt(); t != nil {
+			row.Updated = t.AsTime()
+		} else if t := sc.GetCreatedAt(); t != nil {
+			row.Updated = t.AsTime()
+		}
+		for _, u := range sc.GetUsedBy() {
+			use := u.GetRecord()
+			if u.GetMember() != "" {
+				use += "/" + u.GetMember()
+			}
+			row.UsedBy = append(row.UsedBy, use+" ("+u.GetField()+")")
+		}
+		v.Secrets = append(v.Secrets, row)
+	}
+	c.page(w, r, s, status, "Secrets", "secrets", web.SecretsPage(v))
+}
