@@ -62,6 +62,10 @@ type Deps struct {
 	SecureCookies bool
 	// SessionTTL bounds a session's life. Default 12h.
 	SessionTTL time.Duration
+	// Stopping is closed when the server begins to shut down: live streams
+	// (server-sent events) end then, so that a graceful shutdown does not
+	// wait for browsers to leave. Nil: never.
+	Stopping <-chan struct{}
 	// Now is the clock (nil: time.Now); Log receives internal errors (nil
 	// discards).
 	Now func() time.Time

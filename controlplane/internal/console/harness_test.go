@@ -65,6 +65,9 @@ type harness struct {
 	// Handler is the control plane's whole handler (admin API and
 	// console), for in-process use.
 	Handler http.Handler
+	// Stop closes the console's Stopping channel, as a shutting-down
+	// server does.
+	Stop func()
 
 	transport http.RoundTripper
 }
@@ -89,7 +92,8 @@ func startHarness(t *testing.T, useTLS bool) *harness {
 	logs := &syncBuffer{}
 	clk := &clock{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	handler := server.Handler(server.Deps{Store: st, Box: box, Log: log, MasterKey: masterKey, Now: clk.Now})
+	stopping := make(chan struct{})
+	handler := server.Handler(server.Deps{Store: st, Box: box, Log: log, MasterKey: masterKey, Now: clk.Now, Stopping: stopping})
 	srv := httptest.NewUnstartedServer(handler)
 	if useTLS {
 		srv.StartTLS()
@@ -97,7 +101,8 @@ func startHarness(t *testing.T, useTLS bool) *harness {
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
-	h := &harness{URL: srv.URL, Store: st, Tokens: map[string]string{}, Logs: logs, Clock: clk, Handler: handler, transport: srv.Client().Transport}
+	h := &harness{URL: srv.URL, Store: st, Tokens: map[string]string{}, Logs: logs, Clock: clk, Handler: handler, transport: srv.Client().Transport,
+		Stop: sync.OnceFunc(func() { close(stopping) })}
 	root, err := auth.Bootstrap(ctx, st, cluster, false, rand.Reader)
 	if err != nil {
 		t.Fatal(err)

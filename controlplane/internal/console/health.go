@@ -83,6 +83,8 @@ func (c *Console) healthEvents(w http.ResponseWriter, r *http.Request, s *sessio
 				return
 			case <-end.C:
 				return
+			case <-c.d.Stopping:
+				return
 			case <-tick.C:
 			}
 		}

@@ -455,3 +455,42 @@ func b2s(ns []*html.Node) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// TestHealthEventsEndOnShutdown: a server that begins to shut down ends the
+// live stream at once instead of waiting for the browser to leave.
+func TestHealthEventsEndOnShutdown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	p := createPool(t, h, "a", "p", map[string]string{"m1": "one.example.com"})
+	seedView(t, h, p, view("edge-1", "m1", h.Clock.Now()))
+	b := h.login(t, tadmA)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/console/health/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := sseEvents(resp)
+	for ev := range events {
+		if !ev.comment {
+			break // the grid arrived: the stream is live
+		}
+	}
+	h.Stop()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the stream is still open 5s after the server began to shut down")
+		}
+	}
+}

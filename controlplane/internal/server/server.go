@@ -118,6 +118,10 @@ type Deps struct {
 	// plain-HTTP requests (behind a TLS-terminating proxy).
 	MasterKey            []byte
 	ConsoleSecureCookies bool
+	// Stopping is closed when the server begins to shut down; the console's
+	// long-lived streams end then instead of holding the shutdown up. Nil:
+	// never.
+	Stopping <-chan struct{}
 }
 
 // Handler returns the admin API (every service, health and reflection) and
@@ -140,7 +144,7 @@ func Handler(d Deps) http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	// The console calls the API above in-process, as the signed-in admin.
 	api := http.Handler(mux)
-	ui, err := console.New(console.Deps{API: api, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Now: d.Now, Log: d.Log})
+	ui, err := console.New(console.Deps{API: api, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Stopping: d.Stopping, Now: d.Now, Log: d.Log})
 	if err != nil {
 		// Only a master key shorter than 32 bytes gets here; Run loads
 		// 32-byte keys.
@@ -191,7 +195,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer dist.stop()
-	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master}
+	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master, Stopping: ctx.Done()}
 	if dist.commander != nil {
 		deps.Resetter, deps.Revoker = dist.commander, dist.commander
 	}
