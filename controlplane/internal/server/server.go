@@ -66,6 +66,11 @@ type Config struct {
 	// NatsListen is the embedded NATS server's address (dev mode without
 	// NatsURL). Default 127.0.0.1:4222.
 	NatsListen string
+	// SecureCookies marks the console's cookies Secure on every request,
+	// for a console behind a TLS-terminating proxy
+	// (WEIR_CONSOLE_SECURE_COOKIES). Requests over TLS get Secure cookies
+	// anyway.
+	SecureCookies bool
 }
 
 // DefaultConfig returns the defaults.
@@ -195,7 +200,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer dist.stop()
-	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master, Stopping: ctx.Done()}
+	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master, Stopping: ctx.Done(), ConsoleSecureCookies: cfg.SecureCookies}
 	if dist.commander != nil {
 		deps.Resetter, deps.Revoker = dist.commander, dist.commander
 	}
