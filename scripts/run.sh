@@ -78,13 +78,20 @@ for port in 8080 8081; do
   for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
 
+CONSOLE="http://127.0.0.1:7070/console/login?next=%2Fconsole%2F%3Ftenant%3Ddemo"
+# Open the console's pool health page when a desktop is there to show it.
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && command -v xdg-open >/dev/null 2>&1; then
+  xdg-open "$CONSOLE" >/dev/null 2>&1 || true
+fi
+
 cat <<MSG
 
 Weir is running.
   gateways     http://127.0.0.1:8080 (edge-1)   http://127.0.0.1:8081 (edge-2)
   demo key     $KEY
   admin API    http://127.0.0.1:7070   (weir CLI logged in: export WEIR_CONFIG_DIR=$VAR/cli PATH=$ROOT/var/bin:\$PATH)
-  console      not built yet (web console issue)
+  console      $CONSOLE
+               sign in with the admin token: $TOKEN
   NATS         nats://127.0.0.1:$NATS_PORT      logs: var/log/
 
 Try:
