@@ -75,15 +75,6 @@ ON CONFLICT (call_id, attempt_index) DO NOTHING;
 -- name: GetCall :one
 SELECT * FROM calls WHERE tenant_id = @tenant_id AND call_id = @call_id;
 
--- name: ListCalls :many
--- ListCalls lists a tenant's calls started at or after since, newest first;
--- an empty member_name means any member.
-SELECT * FROM calls
-WHERE tenant_id = @tenant_id AND started_at >= @since
-  AND (@member_name::text = '' OR member_name = @member_name::text)
-ORDER BY started_at DESC, call_id
-LIMIT @max_rows;
-
 -- name: ListCallsBetween :many
 -- ListCallsBetween lists a tenant's calls started in [from, to), oldest first
 -- (usage export).

@@ -1,0 +1,18 @@
+-- 000005_calls_ingest_indexes: usage ingest writes every call once and the
+-- admin API reads them; an index on calls that no query reads is paid for
+-- by every insert (issue: usage ingest >= 20,000 call records/s).
+--
+-- calls_tenant_member_started_idx (tenant_id, member_name, started_at DESC)
+-- serves no query the control plane runs. The admin API lists calls with
+-- ListCallsFiltered, whose member filter also matches a call any of whose
+-- attempts went to that member ("c.member_name = $m OR EXISTS (attempts)"),
+-- which no index on calls can answer: its plans scan
+-- calls_tenant_started_idx, with or without this index, custom or generic.
+-- ListCalls, the one query that could use it, had no caller and is gone.
+--
+-- Kept: calls_pkey (ingest's ON CONFLICT arbiter, GetCall*, attempts
+-- joins), calls_tenant_started_idx (ListCallsFiltered, ListCallsBetween,
+-- ListCallAttemptsBetween, ListKeysLastUsed) and calls_key_idx (the
+-- ON DELETE SET NULL of calls_key_id_fkey: without it, deleting a key, as
+-- deleting a tenant does for each of its keys, scans all of calls).
+DROP INDEX IF EXISTS calls_tenant_member_started_idx;
