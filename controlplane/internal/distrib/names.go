@@ -48,6 +48,10 @@ const (
 	// UsageDuplicateWindow is WEIR_USAGE's de-duplication window on
 	// Nats-Msg-Id.
 	UsageDuplicateWindow = 2 * time.Minute
+	// UsageMaxAge is how long WEIR_USAGE keeps a call record: the longest
+	// the control plane's usage ingest may be stopped, or behind, without
+	// losing one (UsageStreamConfig).
+	UsageMaxAge = 7 * 24 * time.Hour
 )
 
 // TenantKey is the ConfigBucket key of a tenant's snapshot.
@@ -69,10 +73,25 @@ func AffinityBucketConfig() jetstream.KeyValueConfig {
 }
 
 // UsageStreamConfig is WEIR_USAGE as both sides create it: limits
-// retention on file storage with a 2-minute duplicate window. Records stay
-// in the stream after the control plane has acked them (limits retention);
-// nothing here bounds its size, so an operator sets MaxAge or MaxBytes on
-// the stream in production.
+// retention on file storage with a 2-minute duplicate window, so records
+// stay in the stream after the control plane has acked them, until they are
+// UsageMaxAge (7 days) old.
+//
+// The age limit is the stream's only limit, and it is what bounds its size:
+// a week of records. Seven days is far longer than any outage of the
+// control plane or Postgres that anyone leaves unattended, so a record
+// ages out long after it was stored and acked; the acked records kept
+// meanwhile let a database restored from a backup catch up (a consumer
+// from a start time; ingest is idempotent). A byte or message
+// limit is deliberately absent: under limits retention the acked records
+// count against it too, so with DiscardOld it would silently drop records
+// not yet ingested whenever a backlog outgrew it, and with DiscardNew it
+// would refuse new records for as long as a week of traffic exceeded it. Disk is bounded instead by the JetStream server's own storage limit
+// (max_file_store): when it is reached, publishes fail and the edges keep
+// their records in their journals until there is room, which loses
+// nothing. The edge's copy (edge/internal/distrib) must stay identical;
+// the control plane applies this config to an existing stream at start
+// (CreateOrUpdateStream).
 func UsageStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:       UsageStream,
@@ -80,6 +99,7 @@ func UsageStreamConfig() jetstream.StreamConfig {
 		Retention:  jetstream.LimitsPolicy,
 		Storage:    jetstream.FileStorage,
 		Duplicates: UsageDuplicateWindow,
+		MaxAge:     UsageMaxAge,
 	}
 }
 

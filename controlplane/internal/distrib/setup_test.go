@@ -62,7 +62,8 @@ func TestSetupIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := s.CachedInfo().Config
-	if len(cfg.Subjects) != 1 || cfg.Subjects[0] != "weir.usage.>" || cfg.Duplicates != 2*time.Minute || cfg.Storage != jetstream.FileStorage {
+	if len(cfg.Subjects) != 1 || cfg.Subjects[0] != "weir.usage.>" || cfg.Duplicates != 2*time.Minute || cfg.Storage != jetstream.FileStorage ||
+		cfg.Retention != jetstream.LimitsPolicy || cfg.MaxAge != 7*24*time.Hour || cfg.MaxBytes != -1 || cfg.MaxMsgs != -1 {
 		t.Errorf("usage stream = %+v", cfg)
 	}
 }

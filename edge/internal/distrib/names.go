@@ -46,6 +46,9 @@ const (
 	AffinityTTL = time.Hour
 	// UsageDuplicateWindow is the stream's de-duplication window.
 	UsageDuplicateWindow = 2 * time.Minute
+	// UsageMaxAge is how long the stream keeps a record (the control
+	// plane's UsageStreamConfig explains the choice).
+	UsageMaxAge = 7 * 24 * time.Hour
 )
 
 // ConfigBucketConfig is WEIR_CONFIG as the control plane creates it; an edge
@@ -64,8 +67,10 @@ func AffinityBucketConfig() jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{Bucket: AffinityBucket, History: 1, TTL: AffinityTTL, Storage: jetstream.FileStorage}
 }
 
-// UsageStreamConfig is WEIR_USAGE: limits retention on file storage, the
-// control plane's durable consumer acks after commit.
+// UsageStreamConfig is WEIR_USAGE: limits retention on file storage, records
+// kept UsageMaxAge and no byte or message limit; the control plane's durable
+// consumer acks after commit. It must equal the control plane's copy, which
+// documents the limits.
 func UsageStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:       UsageStream,
@@ -73,6 +78,7 @@ func UsageStreamConfig() jetstream.StreamConfig {
 		Retention:  jetstream.LimitsPolicy,
 		Storage:    jetstream.FileStorage,
 		Duplicates: UsageDuplicateWindow,
+		MaxAge:     UsageMaxAge,
 	}
 }
 
