@@ -16,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
-	"weir.dev/db/sqlc"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
@@ -63,9 +62,11 @@ type IngestStats struct {
 // republished record is neither stored nor counted twice. A record whose
 // tenant does not exist is acked and dropped (logged); so is a message that
 // is not a call record. Each batch is one transaction on a connection of
-// its worker's own: COPY into temporary tables, one INSERT … SELECT … ON
-// CONFLICT DO NOTHING RETURNING statement, then the budgets, locked in id
-// order so that concurrent batches cannot deadlock.
+// its worker's own: one INSERT … SELECT … FROM unnest(column arrays) … ON
+// CONFLICT DO NOTHING RETURNING statement (one round trip carries the whole
+// batch), then the budgets, locked in id order so that concurrent batches
+// cannot deadlock. Each worker fetches and decodes its next batch while it
+// writes the current one.
 type Ingest struct {
 	connCfg *pgx.ConnConfig
 	js      jetstream.JetStream
@@ -131,18 +132,8 @@ func (in *Ingest) Run(ctx context.Context) error {
 			wg.Go(func() {
 				w := &ingestWorker{in: in}
 				defer w.closeConn()
-				for wctx.Err() == nil {
-					err := w.step(wctx, cons)
-					if err == nil {
-						in.fail.ok(wctx)
-						continue
-					}
-					in.fail.fail(wctx, err)
-					if consumerGone(err) {
-						cancel()
-						return
-					}
-					sleep(wctx, time.Second)
+				if w.run(wctx, cons) {
+					cancel()
 				}
 			})
 		}
@@ -178,36 +169,81 @@ type ingestWorker struct {
 	conn *pgx.Conn
 }
 
-// step fetches one batch and writes it.
-func (w *ingestWorker) step(ctx context.Context, cons jetstream.Consumer) error {
+// fetched is one fetch's outcome: its records, decoded, or what ended it.
+type fetched struct {
+	todo []pending
+	err  error
+}
+
+// run fetches and writes batches until ctx ends or the consumer is gone
+// (it then returns true). It is a pipeline of two stages: while the
+// writer writes (and then acks) one batch, the fetcher fetches and decodes
+// the next, so that neither NATS's round trip nor decoding holds up
+// Postgres. The fetcher runs at most one batch ahead; a batch fetched and
+// not written when run ends is nakked, and NATS redelivers it.
+func (w *ingestWorker) run(ctx context.Context, cons jetstream.Consumer) (gone bool) {
+	batches := make(chan fetched) // unbuffered: one batch written, one waiting
+	fctx, stop := context.WithCancel(ctx)
+	var fetcher sync.WaitGroup
+	fetcher.Go(func() {
+		defer close(batches)
+		for fctx.Err() == nil {
+			b := w.fetch(fctx, cons)
+			select {
+			case batches <- b:
+			case <-fctx.Done():
+				nakAll(b.todo)
+				return
+			}
+			if b.err != nil {
+				if consumerGone(b.err) {
+					return
+				}
+				sleep(fctx, time.Second)
+			}
+		}
+	})
+	defer func() {
+		stop()
+		for b := range batches {
+			nakAll(b.todo)
+		}
+		fetcher.Wait()
+	}()
+	for b := range batches {
+		if ctx.Err() != nil {
+			nakAll(b.todo)
+			continue
+		}
+		err := b.err
+		if err == nil && len(b.todo) > 0 {
+			err = w.write(ctx, b.todo)
+		}
+		if err == nil {
+			w.in.fail.ok(ctx)
+			continue
+		}
+		w.in.fail.fail(ctx, err)
+		if consumerGone(err) {
+			return true
+		}
+		sleep(ctx, time.Second)
+	}
+	return false
+}
+
+// fetch fetches one batch and decodes it; messages that are not call
+// records are dropped here.
+func (w *ingestWorker) fetch(ctx context.Context, cons jetstream.Consumer) fetched {
 	batch, err := cons.Fetch(w.in.cfg.Batch, jetstream.FetchMaxWait(w.in.cfg.MaxWait))
 	if err != nil {
-		return fmt.Errorf("distrib: usage fetch: %w", err)
+		return fetched{err: fmt.Errorf("distrib: usage fetch: %w", err)}
 	}
-	msgs := make([]jetstream.Msg, 0, w.in.cfg.Batch)
-	for m := range batch.Messages() {
-		msgs = append(msgs, m)
-	}
-	if err := batch.Error(); err != nil && len(msgs) == 0 {
-		return fmt.Errorf("distrib: usage fetch: %w", err)
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return w.handle(ctx, msgs)
-}
-
-// pending is one fetched message and its row.
-type pending struct {
-	msg jetstream.Msg
-	row callRow
-}
-
-// handle decodes msgs, writes them in one transaction and acks them.
-func (w *ingestWorker) handle(ctx context.Context, msgs []jetstream.Msg) error {
 	received := w.in.cfg.Now()
 	var todo []pending
-	for _, m := range msgs {
+	n := 0
+	for m := range batch.Messages() {
+		n++
 		rec := &telemetryv1.CallRecord{}
 		if err := proto.Unmarshal(m.Data(), rec); err != nil {
 			w.drop(ctx, m, fmt.Errorf("not a call record: %w", err))
@@ -218,17 +254,39 @@ func (w *ingestWorker) handle(ctx context.Context, msgs []jetstream.Msg) error {
 			w.drop(ctx, m, err)
 			continue
 		}
+		if todo == nil {
+			todo = make([]pending, 0, w.in.cfg.Batch)
+		}
 		todo = append(todo, pending{msg: m, row: row})
 	}
-	if len(todo) == 0 {
-		return nil
+	if err := batch.Error(); err != nil && n == 0 {
+		return fetched{err: fmt.Errorf("distrib: usage fetch: %w", err)}
 	}
-	err := w.write(ctx, todo)
+	return fetched{todo: todo}
+}
+
+// nakAll asks NATS to redeliver todo's messages now.
+func nakAll(todo []pending) {
+	for _, p := range todo {
+		_ = p.msg.Nak()
+	}
+}
+
+// pending is one fetched message and its row.
+type pending struct {
+	msg jetstream.Msg
+	row callRow
+}
+
+// write writes todo in one transaction and acks it after the commit. When
+// some record breaks a rule toRow does not know of, it writes them one at
+// a time so that only that record is dropped; when Postgres fails, it naks
+// them all (redelivered after a second).
+func (w *ingestWorker) write(ctx context.Context, todo []pending) error {
+	err := w.writeAck(ctx, todo)
 	if dataError(err) && len(todo) > 1 {
-		// Some record breaks a rule toRow does not know of: write them one
-		// at a time so that only that record is dropped.
 		for _, p := range todo {
-			if err := w.write(ctx, []pending{p}); dataError(err) {
+			if err := w.writeAck(ctx, []pending{p}); dataError(err) {
 				w.drop(ctx, p.msg, err)
 			} else if err != nil {
 				return err
@@ -251,9 +309,9 @@ func dataError(err error) bool {
 	return errors.As(err, &pg) && (strings.HasPrefix(pg.Code, "22") || strings.HasPrefix(pg.Code, "23"))
 }
 
-// write stores todo in one transaction and acks every message after the
-// commit.
-func (w *ingestWorker) write(ctx context.Context, todo []pending) error {
+// writeAck stores todo in one transaction and acks every message after
+// the commit.
+func (w *ingestWorker) writeAck(ctx context.Context, todo []pending) error {
 	conn, err := w.connection(ctx)
 	if err != nil {
 		return err
@@ -287,102 +345,84 @@ func (w *ingestWorker) write(ctx context.Context, todo []pending) error {
 	return nil
 }
 
-// writeTx is the transaction of write. It returns how many calls were
+// writeTx is the transaction of writeAck. It returns how many calls were
 // inserted and, per unknown tenant, how many records were dropped.
 func (w *ingestWorker) writeTx(ctx context.Context, conn *pgx.Conn, todo []pending) (int64, map[string]int, error) {
+	var cols callColumns
+	seenTenant := map[pgtype.UUID]bool{}
+	seenCall := make(map[string]bool, len(todo))
+	for i := range todo {
+		r := &todo[i].row
+		if !seenTenant[r.tenantID] {
+			seenTenant[r.tenantID] = true
+			cols.tenants = append(cols.tenants, r.tenantID)
+		}
+		if seenCall[r.callID] {
+			continue // the same call twice in one batch: the first copy stands
+		}
+		seenCall[r.callID] = true
+		cols.add(r)
+	}
+
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return 0, nil, fmt.Errorf("distrib: usage ingest: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-
-	// Tenants that exist; the others' records are dropped.
-	var ids []pgtype.UUID
-	seenTenant := map[pgtype.UUID]bool{}
-	for _, p := range todo {
-		if !seenTenant[p.row.tenantID] {
-			seenTenant[p.row.tenantID] = true
-			ids = append(ids, p.row.tenantID)
-		}
-	}
-	found, err := sqlc.New(tx).ListKnownTenants(ctx, ids)
-	if err != nil {
-		return 0, nil, fmt.Errorf("distrib: usage ingest: tenants: %w", err)
-	}
-	known := map[pgtype.UUID]bool{}
-	for _, id := range found {
-		known[id] = true
-	}
-	unknown := map[string]int{}
-	var calls, attempts [][]any
-	seenCall := map[string]bool{}
-	for _, p := range todo {
-		switch {
-		case !known[p.row.tenantID]:
-			unknown[p.row.tenantID.String()]++
-		case seenCall[p.row.callID]:
-			// The same call twice in one batch: the first copy stands.
-		default:
-			seenCall[p.row.callID] = true
-			calls = append(calls, p.row.values)
-			attempts = append(attempts, p.row.attempts...)
-		}
-	}
-	inserted, err := writeCalls(ctx, tx, calls, attempts, w.in.cfg.Now())
+	known, inserted, err := writeCalls(ctx, tx, &cols, w.in.cfg.Now())
 	if err != nil {
 		return 0, nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, nil, fmt.Errorf("distrib: usage ingest: commit: %w", err)
 	}
+	unknown := map[string]int{}
+	for _, p := range todo {
+		if !known[p.row.tenantID] {
+			unknown[p.row.tenantID.String()]++
+		}
+	}
 	return inserted, unknown, nil
 }
 
-// writeCalls stages calls and attempts with COPY, inserts the new ones and
-// settles their cost into budgets, inside tx. It returns how many calls
-// were new.
-func writeCalls(ctx context.Context, tx pgx.Tx, calls, attempts [][]any, now time.Time) (int64, error) {
-	if len(calls) == 0 {
-		return 0, nil
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"weir_ingest_calls"}, callColumns, pgx.CopyFromRows(calls)); err != nil {
-		return 0, fmt.Errorf("distrib: usage ingest: copy calls: %w", err)
-	}
-	if len(attempts) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"weir_ingest_attempts"}, attemptColumns, pgx.CopyFromRows(attempts)); err != nil {
-			return 0, fmt.Errorf("distrib: usage ingest: copy attempts: %w", err)
-		}
-	}
-	rows, err := tx.Query(ctx, ingestStaged)
+// writeCalls inserts the new calls of cols and their attempts and settles
+// their cost into budgets, inside tx. It returns which tenants exist and
+// how many calls were new.
+func writeCalls(ctx context.Context, tx pgx.Tx, cols *callColumns, now time.Time) (map[pgtype.UUID]bool, int64, error) {
+	rows, err := tx.Query(ctx, ingestStaged, cols.args()...)
 	if err != nil {
-		return 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
+		return nil, 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
 	}
+	known := map[pgtype.UUID]bool{}
 	var tenants, keys []pgtype.UUID
 	var amounts []int64
 	var inserted int64
 	for rows.Next() {
 		var t, k pgtype.UUID
-		var amount, n int64
+		var amount, n pgtype.Int8
 		if err := rows.Scan(&t, &k, &amount, &n); err != nil {
 			rows.Close()
-			return 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
+			return nil, 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
 		}
-		tenants, keys, amounts = append(tenants, t), append(keys, k), append(amounts, amount)
-		inserted += n
+		known[t] = true
+		if n.Valid {
+			tenants, keys, amounts = append(tenants, t), append(keys, k), append(amounts, amount.Int64)
+			inserted += n.Int64
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
+		return nil, 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
 	}
 	if inserted == 0 {
-		return 0, nil
+		return known, 0, nil
 	}
 	if _, err := tx.Exec(ctx, ingestLockBudgets, tenants, keys, amounts); err != nil {
-		return 0, fmt.Errorf("distrib: usage ingest: lock budgets: %w", err)
+		return nil, 0, fmt.Errorf("distrib: usage ingest: lock budgets: %w", err)
 	}
 	if _, err := tx.Exec(ctx, ingestSettle, tenants, keys, amounts, now); err != nil {
-		return 0, fmt.Errorf("distrib: usage ingest: settle budgets: %w", err)
+		return nil, 0, fmt.Errorf("distrib: usage ingest: settle budgets: %w", err)
 	}
-	return inserted, nil
+	return known, inserted, nil
 }
 
 // drop terminates m (NATS never redelivers it) and logs why.
@@ -394,8 +434,7 @@ func (w *ingestWorker) drop(ctx context.Context, m jetstream.Msg, why error) {
 	_ = m.Term()
 }
 
-// connection returns the worker's connection, opening it (and creating the
-// staging tables) when needed.
+// connection returns the worker's connection, opening it when needed.
 func (w *ingestWorker) connection(ctx context.Context) (*pgx.Conn, error) {
 	if w.conn != nil {
 		return w.conn, nil
@@ -403,10 +442,6 @@ func (w *ingestWorker) connection(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, w.in.connCfg.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("distrib: usage ingest: connect: %w", err)
-	}
-	if _, err := conn.Exec(ctx, ingestTempTables); err != nil {
-		_ = conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("distrib: usage ingest: staging tables: %w", err)
 	}
 	w.conn = conn
 	return conn, nil

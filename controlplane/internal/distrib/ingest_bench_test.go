@@ -18,9 +18,10 @@ import (
 // records (half of them on a key with its own budget; with one attempt, the
 // common case, or two: a 429 failed over, then the answer) are put in
 // WEIR_USAGE first, then the clock runs while one Ingest with the default
-// batch size and 1 or 2 (the default) workers writes and acks them all. It
-// reports records/s. Each run sets up a fresh database and NATS server, so
-// give it a fixed count:
+// batch size and 1 or 2 (the default) workers fetches, decodes, writes,
+// settles and acks them all. It reports records/s, and fails unless every
+// call and attempt was stored and settled exactly once. Each run sets up a
+// fresh database and NATS server, so give it a fixed count:
 //
 //	go test -run '^$' -bench UsageIngest -benchtime 40000x ./internal/distrib
 func BenchmarkUsageIngest(b *testing.B) {
@@ -38,8 +39,8 @@ func benchmarkIngest(b *testing.B, attempts, workers int) {
 	tenant := store.UUIDString(e.tenant("acme"))
 	keyID, _ := e.key("acme", "k1")
 	key := store.UUIDString(keyID)
-	e.budget("acme", "all", "", 1<<60)
-	e.budget("acme", "k1", "k1", 1<<60)
+	all := e.budget("acme", "all", "", 1<<60)
+	perKey := e.budget("acme", "k1", "k1", 1<<60)
 
 	js, err := jetstream.New(e.nc, jetstream.WithPublishAsyncMaxPending(4096))
 	if err != nil {
@@ -95,8 +96,24 @@ func benchmarkIngest(b *testing.B, attempts, workers int) {
 	b.StopTimer()
 	stop()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
-	var calls int64
-	if err := e.st.Pool().QueryRow(ctx, "SELECT count(*) FROM calls").Scan(&calls); err != nil || calls != int64(b.N) {
-		b.Fatalf("calls = %d, %v; want %d", calls, err, b.N)
+	count := func(q string, args ...any) int64 {
+		var v int64
+		if err := e.st.Pool().QueryRow(ctx, q, args...).Scan(&v); err != nil {
+			b.Fatal(err)
+		}
+		return v
+	}
+	if got := count("SELECT count(*) FROM calls"); got != int64(b.N) {
+		b.Fatalf("calls = %d, want %d", got, b.N)
+	}
+	if got, want := count("SELECT count(*) FROM call_attempts"), int64(b.N*attempts); got != want {
+		b.Fatalf("attempts = %d, want %d", got, want)
+	}
+	// Every call settled once: 1,000 nano-dollars each, half of them on k1.
+	if got, want := count("SELECT spent_nanos FROM budgets WHERE id = $1", all), int64(b.N)*1000; got != want {
+		b.Fatalf("tenant budget spent %d, want %d", got, want)
+	}
+	if got, want := count("SELECT spent_nanos FROM budgets WHERE id = $1", perKey), int64((b.N+1)/2)*1000; got != want {
+		b.Fatalf("key budget spent %d, want %d", got, want)
 	}
 }

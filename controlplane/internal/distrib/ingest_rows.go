@@ -12,30 +12,39 @@ import (
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
-// callColumns are the columns of calls that ingest copies, in order.
-var callColumns = []string{
-	"call_id", "tenant_id", "key_id", "edge_id", "endpoint", "model", "stream", "record_id",
-	"record_name", "member_name", "status", "outcome", "error_code",
-	"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-	"reserved_nanos", "cost_nanos", "cost_flagged", "job_hash",
-	"cache_job_hash", "cache_previous_member", "cache_member", "cache_miss",
-	"cache_previous_cached_input_tokens", "cache_estimated_miss_cost_nanos",
-	"started_at", "duration_ms",
-}
-
-// attemptColumns are the columns of call_attempts that ingest copies.
-var attemptColumns = []string{
-	"call_id", "attempt_index", "record_name", "member_name", "status", "outcome", "kind",
-	"reason", "latency_ms", "cost_nanos", "cost_estimated", "started_at",
-}
-
-// callRow is one decoded call record ready for COPY: the values of
-// callColumns and the rows of its attempts.
+// callRow is one decoded call record: a row of calls and the rows of its
+// attempts, with the schema's checks met (toRow).
 type callRow struct {
-	callID   string
-	tenantID pgtype.UUID
-	values   []any
-	attempts [][]any
+	callID                         string
+	tenantID, keyID, recordID      pgtype.UUID // keyID, recordID: NULL when not Valid
+	edgeID, endpoint, model        string
+	stream                         bool
+	recordName, memberName         string
+	status                         int32
+	outcome, errorCode             string
+	inputTokens, outputTokens      int64
+	cacheReadTokens, cacheWriteTok int64
+	reservedNanos, costNanos       int64
+	costFlagged                    bool
+	jobHash                        string
+	cacheJobHash, cachePrevMember  string
+	cacheMember, cacheMiss         string
+	cachePrevCachedInput           int64
+	cacheEstMissCostNanos          int64
+	startedAt                      time.Time
+	durationMs                     int64
+	attempts                       []attemptRow
+}
+
+// attemptRow is one row of call_attempts (its call id is its call's).
+type attemptRow struct {
+	index                  int32
+	recordName, memberName string
+	status                 int32
+	outcome, kind, reason  string
+	latencyMs, costNanos   int64
+	costEstimated          bool
+	startedAt              pgtype.Timestamptz // NULL when not Valid
 }
 
 // toRow maps a call record onto the schema's columns. The schema's checks
@@ -67,37 +76,136 @@ func toRow(r *telemetryv1.CallRecord, received time.Time) (callRow, error) {
 		miss = ""
 	}
 	status := httpStatus(r.GetStatus())
-	row := callRow{callID: callID, tenantID: tenant}
-	row.values = []any{
-		callID, tenant, nullUUID(key), clean(r.GetEdgeId()), clean(r.GetEndpoint()), clean(r.GetModel()), r.GetStream(), nullUUID(record),
-		clean(r.GetRecordName()), clean(r.GetMemberName()), status, callOutcome(r.GetOutcome(), status), clean(r.GetErrorCode()),
-		nonNeg(u.GetInputTokens()), nonNeg(u.GetOutputTokens()), nonNeg(u.GetCacheReadTokens()), nonNeg(u.GetCacheWriteTokens()),
-		nonNeg(r.GetReservedNanos()), nonNeg(r.GetCostNanos()), r.GetCostFlagged(), clean(r.GetJobHash()),
-		clean(c.GetJobHash()), clean(c.GetPreviousMember()), clean(c.GetMember()), miss,
-		nonNeg(c.GetPreviousCachedInputTokens()), nonNeg(c.GetEstimatedMissCostNanos()),
-		started, millis(r.GetDuration().AsDuration()),
+	row := callRow{
+		callID: callID, tenantID: tenant, keyID: key, recordID: record,
+		edgeID: clean(r.GetEdgeId()), endpoint: clean(r.GetEndpoint()), model: clean(r.GetModel()), stream: r.GetStream(),
+		recordName: clean(r.GetRecordName()), memberName: clean(r.GetMemberName()),
+		status: status, outcome: callOutcome(r.GetOutcome(), status), errorCode: clean(r.GetErrorCode()),
+		inputTokens: nonNeg(u.GetInputTokens()), outputTokens: nonNeg(u.GetOutputTokens()),
+		cacheReadTokens: nonNeg(u.GetCacheReadTokens()), cacheWriteTok: nonNeg(u.GetCacheWriteTokens()),
+		reservedNanos: nonNeg(r.GetReservedNanos()), costNanos: nonNeg(r.GetCostNanos()), costFlagged: r.GetCostFlagged(),
+		jobHash:      clean(r.GetJobHash()),
+		cacheJobHash: clean(c.GetJobHash()), cachePrevMember: clean(c.GetPreviousMember()),
+		cacheMember: clean(c.GetMember()), cacheMiss: miss,
+		cachePrevCachedInput:  nonNeg(c.GetPreviousCachedInputTokens()),
+		cacheEstMissCostNanos: nonNeg(c.GetEstimatedMissCostNanos()),
+		startedAt:             started, durationMs: millis(r.GetDuration().AsDuration()),
 	}
-	seen := make(map[uint32]bool, len(r.GetAttempts()))
-	for _, a := range r.GetAttempts() {
-		if seen[a.GetIndex()] {
-			continue // one attempt per index: the first stands
+	if n := len(r.GetAttempts()); n > 0 {
+		row.attempts = make([]attemptRow, 0, n)
+	}
+	var seen map[uint32]bool
+	for i, a := range r.GetAttempts() {
+		if i > 0 { // one attempt per index: the first stands
+			if seen == nil {
+				seen = map[uint32]bool{r.GetAttempts()[0].GetIndex(): true}
+			}
+			if seen[a.GetIndex()] {
+				continue
+			}
+			seen[a.GetIndex()] = true
 		}
-		seen[a.GetIndex()] = true
-		var at any // NULL
+		var at pgtype.Timestamptz // NULL
 		if a.GetStartedAt() != nil && a.GetStartedAt().IsValid() {
-			at = a.GetStartedAt().AsTime()
+			at = pgtype.Timestamptz{Time: a.GetStartedAt().AsTime(), Valid: true}
 		}
 		idx := a.GetIndex()
 		if idx > math.MaxInt32 {
 			idx = math.MaxInt32
 		}
-		st := httpStatus(a.GetStatus())
-		row.attempts = append(row.attempts, []any{
-			callID, int32(idx), clean(a.GetRecordName()), clean(a.GetMemberName()), st, attemptOutcome(a.GetOutcome()), failureKind(a.GetKind()),
-			clean(a.GetReason()), millis(a.GetLatency().AsDuration()), nonNeg(a.GetCostNanos()), a.GetCostEstimated(), at,
+		row.attempts = append(row.attempts, attemptRow{
+			index: int32(idx), recordName: clean(a.GetRecordName()), memberName: clean(a.GetMemberName()),
+			status: httpStatus(a.GetStatus()), outcome: attemptOutcome(a.GetOutcome()), kind: failureKind(a.GetKind()),
+			reason: clean(a.GetReason()), latencyMs: millis(a.GetLatency().AsDuration()), costNanos: nonNeg(a.GetCostNanos()),
+			costEstimated: a.GetCostEstimated(), startedAt: at,
 		})
 	}
 	return row, nil
+}
+
+// callColumns are the rows of one batch as the arrays, one per column, that
+// ingestStaged unnests: one round trip carries them all, and Postgres reads
+// them without staging them in a table first.
+type callColumns struct {
+	tenants []pgtype.UUID // the distinct tenants of the calls
+
+	callID, edgeID, endpoint, model, recordName, memberName, outcome, errorCode []string
+	jobHash, cacheJobHash, cachePrevMember, cacheMember, cacheMiss              []string
+	tenantID, keyID, recordID                                                   []pgtype.UUID
+	stream, costFlagged                                                         []bool
+	status                                                                      []int32
+	inputTokens, outputTokens, cacheReadTokens, cacheWriteTok                   []int64
+	reservedNanos, costNanos, cachePrevCachedInput, cacheEstMissCostNanos       []int64
+	durationMs                                                                  []int64
+	startedAt                                                                   []time.Time
+
+	aCallID, aRecordName, aMemberName, aOutcome, aKind, aReason []string
+	aIndex, aStatus                                             []int32
+	aLatencyMs, aCostNanos                                      []int64
+	aCostEstimated                                              []bool
+	aStartedAt                                                  []pgtype.Timestamptz
+}
+
+// add appends r and its attempts.
+func (c *callColumns) add(r *callRow) {
+	c.callID = append(c.callID, r.callID)
+	c.tenantID = append(c.tenantID, r.tenantID)
+	c.keyID = append(c.keyID, r.keyID)
+	c.edgeID = append(c.edgeID, r.edgeID)
+	c.endpoint = append(c.endpoint, r.endpoint)
+	c.model = append(c.model, r.model)
+	c.stream = append(c.stream, r.stream)
+	c.recordID = append(c.recordID, r.recordID)
+	c.recordName = append(c.recordName, r.recordName)
+	c.memberName = append(c.memberName, r.memberName)
+	c.status = append(c.status, r.status)
+	c.outcome = append(c.outcome, r.outcome)
+	c.errorCode = append(c.errorCode, r.errorCode)
+	c.inputTokens = append(c.inputTokens, r.inputTokens)
+	c.outputTokens = append(c.outputTokens, r.outputTokens)
+	c.cacheReadTokens = append(c.cacheReadTokens, r.cacheReadTokens)
+	c.cacheWriteTok = append(c.cacheWriteTok, r.cacheWriteTok)
+	c.reservedNanos = append(c.reservedNanos, r.reservedNanos)
+	c.costNanos = append(c.costNanos, r.costNanos)
+	c.costFlagged = append(c.costFlagged, r.costFlagged)
+	c.jobHash = append(c.jobHash, r.jobHash)
+	c.cacheJobHash = append(c.cacheJobHash, r.cacheJobHash)
+	c.cachePrevMember = append(c.cachePrevMember, r.cachePrevMember)
+	c.cacheMember = append(c.cacheMember, r.cacheMember)
+	c.cacheMiss = append(c.cacheMiss, r.cacheMiss)
+	c.cachePrevCachedInput = append(c.cachePrevCachedInput, r.cachePrevCachedInput)
+	c.cacheEstMissCostNanos = append(c.cacheEstMissCostNanos, r.cacheEstMissCostNanos)
+	c.startedAt = append(c.startedAt, r.startedAt)
+	c.durationMs = append(c.durationMs, r.durationMs)
+	for _, a := range r.attempts {
+		c.aCallID = append(c.aCallID, r.callID)
+		c.aIndex = append(c.aIndex, a.index)
+		c.aRecordName = append(c.aRecordName, a.recordName)
+		c.aMemberName = append(c.aMemberName, a.memberName)
+		c.aStatus = append(c.aStatus, a.status)
+		c.aOutcome = append(c.aOutcome, a.outcome)
+		c.aKind = append(c.aKind, a.kind)
+		c.aReason = append(c.aReason, a.reason)
+		c.aLatencyMs = append(c.aLatencyMs, a.latencyMs)
+		c.aCostNanos = append(c.aCostNanos, a.costNanos)
+		c.aCostEstimated = append(c.aCostEstimated, a.costEstimated)
+		c.aStartedAt = append(c.aStartedAt, a.startedAt)
+	}
+}
+
+// args are ingestStaged's arguments, in the order of its parameters.
+func (c *callColumns) args() []any {
+	return []any{
+		c.tenants,
+		c.callID, c.tenantID, c.keyID, c.edgeID, c.endpoint, c.model, c.stream, c.recordID,
+		c.recordName, c.memberName, c.status, c.outcome, c.errorCode,
+		c.inputTokens, c.outputTokens, c.cacheReadTokens, c.cacheWriteTok,
+		c.reservedNanos, c.costNanos, c.costFlagged, c.jobHash,
+		c.cacheJobHash, c.cachePrevMember, c.cacheMember, c.cacheMiss,
+		c.cachePrevCachedInput, c.cacheEstMissCostNanos, c.startedAt, c.durationMs,
+		c.aCallID, c.aIndex, c.aRecordName, c.aMemberName, c.aStatus, c.aOutcome, c.aKind,
+		c.aReason, c.aLatencyMs, c.aCostNanos, c.aCostEstimated, c.aStartedAt,
+	}
 }
 
 // callOutcome is the calls.outcome text of o; an unspecified outcome is
@@ -178,12 +286,4 @@ func parseUUID(s string) (pgtype.UUID, bool) {
 		return pgtype.UUID{}, false
 	}
 	return u, true
-}
-
-// nullUUID is u for COPY, or nil (NULL) when u is not valid.
-func nullUUID(u pgtype.UUID) any {
-	if !u.Valid {
-		return nil
-	}
-	return u
 }

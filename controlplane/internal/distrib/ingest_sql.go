@@ -1,25 +1,24 @@
 package distrib
 
 // Usage ingest's SQL. It is written here rather than in db/queries because
-// it works on session-local temporary tables, which sqlc cannot see.
+// its arguments are column arrays built by callColumns, which sqlc would
+// type field by field.
 
-// ingestTempTables creates, once per connection, the staging tables that
-// COPY fills; their rows vanish at every commit or rollback. They copy the
-// columns and defaults of calls and call_attempts, not their checks (toRow
-// meets those).
-const ingestTempTables = `
-CREATE TEMP TABLE IF NOT EXISTS weir_ingest_calls (LIKE calls INCLUDING DEFAULTS) ON COMMIT DELETE ROWS;
-CREATE TEMP TABLE IF NOT EXISTS weir_ingest_attempts (LIKE call_attempts INCLUDING DEFAULTS) ON COMMIT DELETE ROWS;
-`
-
-// ingestStaged writes the staged calls in one statement: it inserts the
-// calls of tenants that exist (a key that is not the tenant's becomes
-// NULL), skipping call ids already stored, and the attempts of the calls it
+// ingestStaged writes one batch in one statement and one round trip. $1 is
+// the batch's distinct tenants; $2-$30 are the calls' columns and $31-$42
+// the attempts' columns, one array each (callColumns.args), which it
+// unnests rather than staging them in a table first. It inserts the calls
+// of tenants that exist (a key that is not the tenant's becomes NULL),
+// skipping call ids already stored, and the attempts of the calls it
 // inserted (a call inserted now has no attempts yet, and toRow keeps one
-// attempt per index, so they need no ON CONFLICT, which costs a fifth of
-// the insert). It returns, per tenant and key (NULL: none), the cost of the
-// calls it inserted: exactly what ingestSettle must add to budgets.
-// Replaying a call therefore changes nothing and settles nothing.
+// attempt per index, so they need no ON CONFLICT). It returns, for each
+// tenant of $1 that exists, one row per key (NULL: none) of the cost and
+// count of the calls it inserted, or one row with count NULL when it
+// inserted none of the tenant's calls: the rows with a count are exactly
+// what ingestSettle must add to budgets, and the tenants missing from the
+// answer are those whose records are dropped. Replaying a call therefore
+// changes nothing and settles nothing. Which tenants exist is read once,
+// in the statement's snapshot, for both uses.
 const ingestStaged = `
 WITH ins AS (
     INSERT INTO calls (
@@ -37,7 +36,19 @@ WITH ins AS (
         c.cache_job_hash, c.cache_previous_member, c.cache_member, c.cache_miss,
         c.cache_previous_cached_input_tokens, c.cache_estimated_miss_cost_nanos,
         c.started_at, c.duration_ms
-    FROM weir_ingest_calls c
+    FROM unnest($2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::uuid[],
+                $10::text[], $11::text[], $12::int4[], $13::text[], $14::text[],
+                $15::int8[], $16::int8[], $17::int8[], $18::int8[],
+                $19::int8[], $20::int8[], $21::bool[], $22::text[],
+                $23::text[], $24::text[], $25::text[], $26::text[],
+                $27::int8[], $28::int8[], $29::timestamptz[], $30::int8[])
+        AS c(call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id,
+             record_name, member_name, status, outcome, error_code,
+             input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+             reserved_nanos, cost_nanos, cost_flagged, job_hash,
+             cache_job_hash, cache_previous_member, cache_member, cache_miss,
+             cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos,
+             started_at, duration_ms)
     JOIN tenants t ON t.id = c.tenant_id
     LEFT JOIN api_keys k ON k.id = c.key_id AND k.tenant_id = c.tenant_id
     ON CONFLICT (call_id) DO NOTHING
@@ -48,10 +59,19 @@ WITH ins AS (
         reason, latency_ms, cost_nanos, cost_estimated, started_at)
     SELECT a.call_id, a.attempt_index, a.record_name, a.member_name, a.status, a.outcome, a.kind,
         a.reason, a.latency_ms, a.cost_nanos, a.cost_estimated, a.started_at
-    FROM weir_ingest_attempts a
+    FROM unnest($31::text[], $32::int4[], $33::text[], $34::text[], $35::int4[], $36::text[], $37::text[],
+                $38::text[], $39::int8[], $40::int8[], $41::bool[], $42::timestamptz[])
+        AS a(call_id, attempt_index, record_name, member_name, status, outcome, kind,
+             reason, latency_ms, cost_nanos, cost_estimated, started_at)
     JOIN ins ON ins.call_id = a.call_id
+), spend AS (
+    SELECT tenant_id, key_id, sum(cost_nanos)::bigint AS amount, count(*) AS n
+    FROM ins GROUP BY tenant_id, key_id
 )
-SELECT tenant_id, key_id, sum(cost_nanos)::bigint, count(*) FROM ins GROUP BY tenant_id, key_id
+SELECT t.id, s.key_id, s.amount, s.n
+FROM tenants t
+LEFT JOIN spend s ON s.tenant_id = t.id
+WHERE t.id = ANY($1::uuid[])
 `
 
 // ingestLockBudgets locks, in id order, every budget that the spend of

@@ -3,6 +3,7 @@ package distrib_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -189,5 +190,78 @@ func TestIngestSanitizes(t *testing.T) {
 	c, _ := e.st.Q.GetCall(ctx, sqlcGetCall(tid, rec.GetCallId()))
 	if c.Status != 0 || c.Outcome != "failed" || c.InputTokens != 0 || c.Model != "badmodel" || c.KeyID.Valid || c.CacheMiss != "" {
 		t.Errorf("stored call = %+v", c)
+	}
+}
+
+// TestIngestStopsAndResumes stops an ingest while it is in the middle of
+// the stream, with a batch written and the next one fetched (the pipeline
+// holds one batch ahead), then starts another on the same consumer: every
+// record must end up stored and settled exactly once, and the consumer
+// must have nothing pending.
+func TestIngestStopsAndResumes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tenant := store.UUIDString(e.tenant("acme"))
+	all := e.budget("acme", "all", "", 1<<60)
+
+	const n = 2000
+	var want int64
+	for i := range n {
+		rec := callRecord(tenant, "", i, int64(1+i%7))
+		want += rec.GetCostNanos()
+		publishRecord(ctx, t, e.js, rec, rec.GetCallId())
+	}
+	cfg := distrib.IngestConfig{Consumer: "cp", Batch: 100, MaxWait: 50 * time.Millisecond, AckWait: 30 * time.Second, Workers: 2, Log: e.log}
+	first := distrib.NewIngest(e.st.Pool().Config().ConnConfig, e.js, cfg)
+	halfway := make(chan struct{})
+	var once sync.Once
+	distrib.SetOnBatch(first, func(s distrib.IngestStats) {
+		if s.Records >= n/4 {
+			once.Do(func() { close(halfway) })
+		}
+	})
+	stop := e.run(first.Run)
+	select {
+	case <-halfway:
+	case <-ctx.Done():
+		t.Fatal("first ingest wrote nothing")
+	}
+	stop()
+	if got := first.Stats().Records; got >= n {
+		t.Logf("the first ingest took all %d records before it stopped", got)
+	}
+
+	// The second starts right away: records the first fetched and did not
+	// write were nakked, so they come back now rather than after AckWait.
+	second := distrib.NewIngest(e.st.Pool().Config().ConnConfig, e.js, cfg)
+	e.run(second.Run)
+	cons, err := e.b.Usage.Consumer(ctx, "cp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "every record acked", func() bool {
+		info, err := cons.Info(ctx)
+		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+	})
+	count := func(q string, args ...any) int64 {
+		var v int64
+		if err := e.st.Pool().QueryRow(ctx, q, args...).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := count("SELECT count(*) FROM calls"); got != n {
+		t.Errorf("calls = %d, want %d", got, n)
+	}
+	if got := count("SELECT count(*) FROM call_attempts"); got != 2*n {
+		t.Errorf("attempts = %d, want %d", got, 2*n)
+	}
+	if got := count("SELECT spent_nanos FROM budgets WHERE id = $1", all); got != want {
+		t.Errorf("budget spent %d, want %d (each call once)", got, want)
+	}
+	if got := first.Stats().Inserted + second.Stats().Inserted; got != n {
+		t.Errorf("inserted %d + %d, want %d in all", first.Stats().Inserted, second.Stats().Inserted, n)
 	}
 }
