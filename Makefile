@@ -83,12 +83,13 @@ sim:
 	cd edge && go run ./cmd/weir-sim
 
 ## bench: usage ingest into Postgres (records/s; needs a Postgres like
-## `make test`), the gateway's Go benchmarks (ns/op, B/op, allocs/op against a bare
+## `make test`), an edge's cold start with 10,000 tenants in WEIR_CONFIG, the gateway's Go benchmarks (ns/op, B/op, allocs/op against a bare
 ## httputil.ReverseProxy), then weir-bench's side-by-side load run of the edge
 ## and a bare reverse proxy on loopback (≤ 5 minutes; BENCH_FLAGS=-quick for a
 ## smoke run). The table is also written to edge/var/bench.md.
 bench:
 	cd controlplane && go test -run '^$$' -bench UsageIngest -benchtime 40000x -count=1 ./internal/distrib
+	cd edge && go test -run '^$$' -bench ColdStart -benchtime 1x -count=1 ./internal/distrib
 	cd edge && go test -run '^$$' -bench . -benchmem -count=1 ./internal/gateway
 	cd edge && go build -o var/bin/ ./cmd/edge ./cmd/fakeprovider ./cmd/weir-bench
 	cd edge && var/bin/weir-bench -edge var/bin/edge -fake var/bin/fakeprovider -self var/bin/weir-bench -out var/bench.md $(BENCH_FLAGS)

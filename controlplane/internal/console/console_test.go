@@ -402,6 +402,7 @@ func TestHeadersAndStatic(t *testing.T) {
 	for path, ctype := range map[string]string{
 		"/console/static/console.css": "text/css; charset=utf-8",
 		"/console/static/console.js":  "text/javascript; charset=utf-8",
+		"/console/static/favicon.svg": "image/svg+xml",
 	} {
 		t.Run(path, func(t *testing.T) {
 			resp := h.browser(t).get(t, path)
