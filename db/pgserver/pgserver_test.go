@@ -94,6 +94,18 @@ func TestPrivateCluster(t *testing.T) {
 	if again != dsn {
 		t.Errorf("second Ensure = %q, want the running cluster %q", again, dsn)
 	}
+	// Stopped and started again, the cluster keeps its port, so DSNs
+	// handed out before stay good.
+	if err := pgserver.Stop(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := pgserver.Ensure(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarted != dsn {
+		t.Errorf("after a restart Ensure = %q, want the same DSN %q", restarted, dsn)
+	}
 	weir, err := pgserver.EnsureDatabase(ctx, dsn, "weir")
 	if err != nil {
 		t.Fatal(err)

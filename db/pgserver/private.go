@@ -75,7 +75,7 @@ func ensurePrivate(ctx context.Context, dir string, log io.Writer) (string, erro
 			return "", fmt.Errorf("initdb: %w", err)
 		}
 	}
-	port, err := freePort()
+	port, err := clusterPort(dir)
 	if err != nil {
 		return "", err
 	}
@@ -94,7 +94,25 @@ func ensurePrivate(ctx context.Context, dir string, log io.Writer) (string, erro
 	if err := ping(ctx, dsn); err != nil {
 		return "", fmt.Errorf("started, but cannot connect: %w", err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "port"), []byte(strconv.Itoa(port)+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("remember the port: %w", err)
+	}
 	return dsn, nil
+}
+
+// clusterPort is the port to start the cluster in dir on: the one it had
+// before (the "port" file) while that is free, so that a restarted cluster
+// keeps its DSN; else a free one.
+func clusterPort(dir string) (int, error) {
+	if b, err := os.ReadFile(filepath.Join(dir, "port")); err == nil {
+		if port, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && port > 0 && port < 65536 {
+			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				_ = l.Close()
+				return port, nil
+			}
+		}
+	}
+	return freePort()
 }
 
 // stopPrivate stops the cluster in dir when its postmaster.pid exists.
