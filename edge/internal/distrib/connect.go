@@ -32,6 +32,17 @@ func Connect(url, edgeID string, log *slog.Logger) (*nats.Conn, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS connected", "url", nc.ConnectedUrlRedacted()) }),
 		nats.ConnectHandler(func(nc *nats.Conn) { log.Info("NATS connected", "url", nc.ConnectedUrlRedacted()) }),
+		// Asynchronous errors (a consumer that went away while NATS
+		// restarted, a slow subscriber) go to the edge's log rather than
+		// nats.go's default of printing to stderr; the watchers recreate
+		// what they need.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			log.Warn("NATS asynchronous error", "subject", subject, "err", err)
+		}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("distrib: connecting to NATS: %w", err)
