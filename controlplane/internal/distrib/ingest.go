@@ -171,8 +171,8 @@ type ingestWorker struct {
 
 // fetched is one fetch's outcome: its records, decoded, or what ended it.
 type fetched struct {
-	todo []pending
-	err  error
+	b   *batch // nil when the fetch brought no call record
+	err error
 }
 
 // run fetches and writes batches until ctx ends or the consumer is gone
@@ -192,7 +192,7 @@ func (w *ingestWorker) run(ctx context.Context, cons jetstream.Consumer) (gone b
 			select {
 			case batches <- b:
 			case <-fctx.Done():
-				nakAll(b.todo)
+				b.b.nakAll()
 				return
 			}
 			if b.err != nil {
@@ -206,18 +206,18 @@ func (w *ingestWorker) run(ctx context.Context, cons jetstream.Consumer) (gone b
 	defer func() {
 		stop()
 		for b := range batches {
-			nakAll(b.todo)
+			b.b.nakAll()
 		}
 		fetcher.Wait()
 	}()
 	for b := range batches {
 		if ctx.Err() != nil {
-			nakAll(b.todo)
+			b.b.nakAll()
 			continue
 		}
 		err := b.err
-		if err == nil && len(b.todo) > 0 {
-			err = w.write(ctx, b.todo)
+		if err == nil && b.b != nil {
+			err = w.write(ctx, b.b)
 		}
 		if err == nil {
 			w.in.fail.ok(ctx)
@@ -232,8 +232,8 @@ func (w *ingestWorker) run(ctx context.Context, cons jetstream.Consumer) (gone b
 	return false
 }
 
-// fetch fetches one batch and decodes it; messages that are not call
-// records are dropped here.
+// fetch fetches one batch and decodes it into the column arrays it is
+// written from; messages that are not call records are dropped here.
 func (w *ingestWorker) fetch(ctx context.Context, cons jetstream.Consumer) fetched {
 	batch, err := cons.Fetch(w.in.cfg.Batch, jetstream.FetchMaxWait(w.in.cfg.MaxWait))
 	if err != nil {
@@ -262,14 +262,10 @@ func (w *ingestWorker) fetch(ctx context.Context, cons jetstream.Consumer) fetch
 	if err := batch.Error(); err != nil && n == 0 {
 		return fetched{err: fmt.Errorf("distrib: usage fetch: %w", err)}
 	}
-	return fetched{todo: todo}
-}
-
-// nakAll asks NATS to redeliver todo's messages now.
-func nakAll(todo []pending) {
-	for _, p := range todo {
-		_ = p.msg.Nak()
+	if len(todo) == 0 {
+		return fetched{}
 	}
+	return fetched{b: newBatch(todo)}
 }
 
 // pending is one fetched message and its row.
@@ -278,15 +274,56 @@ type pending struct {
 	row callRow
 }
 
-// write writes todo in one transaction and acks it after the commit. When
+// batch is what one transaction writes: fetched messages, and their rows
+// as the column arrays of ingestStaged, without a second copy of a call
+// that comes twice (the first stands).
+type batch struct {
+	todo []pending
+	cols callColumns
+}
+
+func newBatch(todo []pending) *batch {
+	b := &batch{todo: todo}
+	attempts := 0
+	for i := range todo {
+		attempts += len(todo[i].row.attempts)
+	}
+	b.cols.grow(len(todo), attempts)
+	seenTenant := map[pgtype.UUID]bool{}
+	seenCall := make(map[string]bool, len(todo))
+	for i := range todo {
+		r := &todo[i].row
+		if !seenTenant[r.tenantID] {
+			seenTenant[r.tenantID] = true
+			b.cols.tenants = append(b.cols.tenants, r.tenantID)
+		}
+		if !seenCall[r.callID] {
+			seenCall[r.callID] = true
+			b.cols.add(r)
+		}
+	}
+	return b
+}
+
+// nakAll asks NATS to redeliver b's messages now; b may be nil.
+func (b *batch) nakAll() {
+	if b == nil {
+		return
+	}
+	for _, p := range b.todo {
+		_ = p.msg.Nak()
+	}
+}
+
+// write writes b in one transaction and acks it after the commit. When
 // some record breaks a rule toRow does not know of, it writes them one at
 // a time so that only that record is dropped; when Postgres fails, it naks
 // them all (redelivered after a second).
-func (w *ingestWorker) write(ctx context.Context, todo []pending) error {
-	err := w.writeAck(ctx, todo)
-	if dataError(err) && len(todo) > 1 {
-		for _, p := range todo {
-			if err := w.writeAck(ctx, []pending{p}); dataError(err) {
+func (w *ingestWorker) write(ctx context.Context, b *batch) error {
+	err := w.writeAck(ctx, b)
+	if dataError(err) && len(b.todo) > 1 {
+		for _, p := range b.todo {
+			if err := w.writeAck(ctx, newBatch([]pending{p})); dataError(err) {
 				w.drop(ctx, p.msg, err)
 			} else if err != nil {
 				return err
@@ -295,7 +332,7 @@ func (w *ingestWorker) write(ctx context.Context, todo []pending) error {
 		return nil
 	}
 	if err != nil {
-		for _, p := range todo {
+		for _, p := range b.todo {
 			_ = p.msg.NakWithDelay(time.Second)
 		}
 	}
@@ -309,14 +346,14 @@ func dataError(err error) bool {
 	return errors.As(err, &pg) && (strings.HasPrefix(pg.Code, "22") || strings.HasPrefix(pg.Code, "23"))
 }
 
-// writeAck stores todo in one transaction and acks every message after
-// the commit.
-func (w *ingestWorker) writeAck(ctx context.Context, todo []pending) error {
+// writeAck stores b in one transaction and acks every message after the
+// commit.
+func (w *ingestWorker) writeAck(ctx context.Context, b *batch) error {
 	conn, err := w.connection(ctx)
 	if err != nil {
 		return err
 	}
-	inserted, unknown, err := w.writeTx(ctx, conn, todo)
+	inserted, unknown, err := w.writeTx(ctx, conn, b)
 	if err != nil {
 		w.closeConn() // the connection's state is unknown: start afresh
 		return err
@@ -328,11 +365,11 @@ func (w *ingestWorker) writeAck(ctx context.Context, todo []pending) error {
 	if in.afterCommit != nil && !in.afterCommit() {
 		return nil
 	}
-	for _, p := range todo {
+	for _, p := range b.todo {
 		_ = p.msg.Ack()
 	}
 	in.mu.Lock()
-	in.stats.Records += int64(len(todo))
+	in.stats.Records += int64(len(b.todo))
 	in.stats.Inserted += inserted
 	for _, n := range unknown {
 		in.stats.Dropped += int64(n)
@@ -347,29 +384,13 @@ func (w *ingestWorker) writeAck(ctx context.Context, todo []pending) error {
 
 // writeTx is the transaction of writeAck. It returns how many calls were
 // inserted and, per unknown tenant, how many records were dropped.
-func (w *ingestWorker) writeTx(ctx context.Context, conn *pgx.Conn, todo []pending) (int64, map[string]int, error) {
-	var cols callColumns
-	seenTenant := map[pgtype.UUID]bool{}
-	seenCall := make(map[string]bool, len(todo))
-	for i := range todo {
-		r := &todo[i].row
-		if !seenTenant[r.tenantID] {
-			seenTenant[r.tenantID] = true
-			cols.tenants = append(cols.tenants, r.tenantID)
-		}
-		if seenCall[r.callID] {
-			continue // the same call twice in one batch: the first copy stands
-		}
-		seenCall[r.callID] = true
-		cols.add(r)
-	}
-
+func (w *ingestWorker) writeTx(ctx context.Context, conn *pgx.Conn, b *batch) (int64, map[string]int, error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return 0, nil, fmt.Errorf("distrib: usage ingest: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	known, inserted, err := writeCalls(ctx, tx, &cols, w.in.cfg.Now())
+	known, inserted, err := writeCalls(ctx, tx, &b.cols, w.in.cfg.Now())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -377,7 +398,7 @@ func (w *ingestWorker) writeTx(ctx context.Context, conn *pgx.Conn, todo []pendi
 		return 0, nil, fmt.Errorf("distrib: usage ingest: commit: %w", err)
 	}
 	unknown := map[string]int{}
-	for _, p := range todo {
+	for _, p := range b.todo {
 		if !known[p.row.tenantID] {
 			unknown[p.row.tenantID.String()]++
 		}
@@ -416,10 +437,12 @@ func writeCalls(ctx context.Context, tx pgx.Tx, cols *callColumns, now time.Time
 	if inserted == 0 {
 		return known, 0, nil
 	}
-	if _, err := tx.Exec(ctx, ingestLockBudgets, tenants, keys, amounts); err != nil {
-		return nil, 0, fmt.Errorf("distrib: usage ingest: lock budgets: %w", err)
-	}
-	if _, err := tx.Exec(ctx, ingestSettle, tenants, keys, amounts, now); err != nil {
+	// One round trip: the server runs the two in order, so every budget is
+	// locked (in id order) before any is changed.
+	settle := &pgx.Batch{}
+	settle.Queue(ingestLockBudgets, tenants, keys, amounts)
+	settle.Queue(ingestSettle, tenants, keys, amounts, now)
+	if err := tx.SendBatch(ctx, settle).Close(); err != nil {
 		return nil, 0, fmt.Errorf("distrib: usage ingest: settle budgets: %w", err)
 	}
 	return known, inserted, nil

@@ -146,6 +146,29 @@ type callColumns struct {
 	aStartedAt                                                  []pgtype.Timestamptz
 }
 
+// grow makes room for calls calls and attempts attempts.
+func (c *callColumns) grow(calls, attempts int) {
+	for _, s := range []*[]string{&c.callID, &c.edgeID, &c.endpoint, &c.model, &c.recordName, &c.memberName,
+		&c.outcome, &c.errorCode, &c.jobHash, &c.cacheJobHash, &c.cachePrevMember, &c.cacheMember, &c.cacheMiss} {
+		*s = make([]string, 0, calls)
+	}
+	for _, s := range []*[]pgtype.UUID{&c.tenantID, &c.keyID, &c.recordID} {
+		*s = make([]pgtype.UUID, 0, calls)
+	}
+	for _, s := range []*[]int64{&c.inputTokens, &c.outputTokens, &c.cacheReadTokens, &c.cacheWriteTok,
+		&c.reservedNanos, &c.costNanos, &c.cachePrevCachedInput, &c.cacheEstMissCostNanos, &c.durationMs} {
+		*s = make([]int64, 0, calls)
+	}
+	c.stream, c.costFlagged = make([]bool, 0, calls), make([]bool, 0, calls)
+	c.status, c.startedAt = make([]int32, 0, calls), make([]time.Time, 0, calls)
+	for _, s := range []*[]string{&c.aCallID, &c.aRecordName, &c.aMemberName, &c.aOutcome, &c.aKind, &c.aReason} {
+		*s = make([]string, 0, attempts)
+	}
+	c.aIndex, c.aStatus = make([]int32, 0, attempts), make([]int32, 0, attempts)
+	c.aLatencyMs, c.aCostNanos = make([]int64, 0, attempts), make([]int64, 0, attempts)
+	c.aCostEstimated, c.aStartedAt = make([]bool, 0, attempts), make([]pgtype.Timestamptz, 0, attempts)
+}
+
 // add appends r and its attempts.
 func (c *callColumns) add(r *callRow) {
 	c.callID = append(c.callID, r.callID)

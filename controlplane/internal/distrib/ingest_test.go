@@ -265,3 +265,47 @@ func TestIngestStopsAndResumes(t *testing.T) {
 		t.Errorf("inserted %d + %d, want %d in all", first.Stats().Inserted, second.Stats().Inserted, n)
 	}
 }
+
+// TestIngestKeepsKeysToTheirTenant publishes a call of one tenant that
+// names a key of another: the call is stored without a key, and only its
+// own tenant's budget is charged, never the other tenant's key budget.
+func TestIngestKeepsKeysToTheirTenant(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	acme := e.tenant("acme")
+	e.tenant("other")
+	otherKey, _ := e.key("other", "k2")
+	acmeAll := e.budget("acme", "all", "", 1<<60)
+	otherAll := e.budget("other", "all", "", 1<<60)
+	otherPerKey := e.budget("other", "k2", "k2", 1<<60)
+
+	rec := callRecord(store.UUIDString(acme), store.UUIDString(otherKey), 1, 777)
+	publishRecord(ctx, t, e.js, rec, rec.GetCallId())
+	in := distrib.NewIngest(e.st.Pool().Config().ConnConfig, e.js, distrib.IngestConfig{
+		Consumer: "cp", Batch: 10, MaxWait: 50 * time.Millisecond, AckWait: 2 * time.Second, Log: e.log,
+	})
+	e.run(in.Run)
+	eventually(t, 10*time.Second, "the call stored", func() bool {
+		_, err := e.st.Q.GetCall(ctx, sqlcGetCall(acme, rec.GetCallId()))
+		return err == nil
+	})
+	c, _ := e.st.Q.GetCall(ctx, sqlcGetCall(acme, rec.GetCallId()))
+	if c.KeyID.Valid {
+		t.Errorf("call of acme stored with key %s of another tenant", store.UUIDString(c.KeyID))
+	}
+	spent := func(id any) int64 {
+		var v int64
+		if err := e.st.Pool().QueryRow(ctx, "SELECT spent_nanos FROM budgets WHERE id = $1", id).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := spent(acmeAll); got != 777 {
+		t.Errorf("acme's budget spent %d, want 777", got)
+	}
+	if got, gotKey := spent(otherAll), spent(otherPerKey); got != 0 || gotKey != 0 {
+		t.Errorf("the other tenant's budgets spent %d and %d, want nothing", got, gotKey)
+	}
+}
