@@ -53,20 +53,27 @@ type callRun struct {
 	status int
 	code   string
 	flag   bool
+	// recorded is set once the call's record went to the sink (commit).
+	recorded bool
 	// upstreamTime sums time spent waiting on providers, for the overhead
 	// metric.
 	upstreamTime time.Duration
 	outcome      telemetryv1.CallOutcome
 	miss         *telemetryv1.CacheReport
+	// r is the caller's request; the sink gets its context without its
+	// cancellation.
+	r *http.Request
 }
 
 // serveCall runs one call from its caller's request to its one answer
-// (R-SEE-1) and hands its record to the sink (R-SEE-2).
+// (R-SEE-1) and hands its record to the sink (R-SEE-2) before the caller
+// can hold that answer whole (see commit).
 func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.Endpoint) {
 	c := &callRun{g: g, ep: ep, id: newCallID(), start: g.cfg.Now(), out: newOut(rw),
-		info: map[int]*attemptInfo{}, held: map[int]*heldAnswer{}}
+		info: map[int]*attemptInfo{}, held: map[int]*heldAnswer{}, r: r}
+	c.out.run = c
 	rw.Header().Set(hCallID, c.id)
-	defer c.finish(r.Context())
+	defer c.finish()
 
 	c.table, c.key = g.cfg.Registry.Lookup(apiKey(r.Header))
 	if c.table == nil {
@@ -122,11 +129,8 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 		p, m := c.names()
 		return metaCommentLine(p, m, call.Sent())
 	}
-	if c.attempts(ctx) {
+	if c.attempts(ctx, req.LastMemberID, lastCached) {
 		if served := call.Served(); served != nil && c.job != "" {
-			if served.ID != req.LastMemberID {
-				c.cacheMiss(req.LastMemberID, served, lastCached)
-			}
 			g.cfg.Affinity.Put(c.table.TenantID, c.job, served.ID, c.usage.CacheReadTokens+c.usage.CacheWriteTokens)
 		}
 		return
@@ -156,7 +160,9 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 // attempts runs the attempt loop. It returns true when an answer was
 // delivered to the caller (success, the request's own 4xx, or an unknown
 // outcome), false when the call's final answer is still to be written.
-func (c *callRun) attempts(ctx context.Context) bool {
+// lastMember and lastCached are the job's previous member and the input
+// tokens it holds cached, for R-SEE-3's cache report.
+func (c *callRun) attempts(ctx context.Context, lastMember string, lastCached int64) bool {
 	g, call := c.g, c.call
 	for {
 		now := g.cfg.Now()
@@ -254,6 +260,9 @@ func (c *callRun) attempts(ctx context.Context) bool {
 		switch act {
 		case routing.ActDeliver:
 			defer acancel()
+			if v.Kind == routing.KindAnswered && c.job != "" && m.ID != lastMember {
+				c.cacheMiss(lastMember, m, lastCached) // in the record, written before the answer ends
+			}
 			return c.deliver(m, v, resp, idx)
 		case routing.ActStop:
 			acancel()
@@ -321,23 +330,48 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 	c.status = resp.StatusCode
 	c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED
 	u, err := c.g.cfg.Adapters[m.Record.Wire].Relay(c.in, resp, c.out)
+	if c.recorded {
+		// The answer was complete and recorded (complete) before its end
+		// was written: an error since (the caller left during the terminal
+		// event, the provider's connection failed after it) changes
+		// nothing, and there is no second record.
+		return true
+	}
 	c.usage = u
 	c.cost = routing.Settlement(m, c.call.Model(), u)
 	if err != nil {
 		now := c.g.cfg.Now()
 		// Headers (and maybe content) reached the caller: end the answer
-		// with an error event, never a second answer (R-FAIL-11).
+		// with an error event, never a second answer (R-FAIL-11). The
+		// record goes first, as for every answer.
 		c.g.cfg.States.Done(m.ID, now, estimateInputTokens(c.in.Body), u)
 		c.call.Report(routing.Verdict{Kind: routing.KindMidStream, Status: resp.StatusCode, Reason: "stream_cut"}, nil, now)
+		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
+		c.code = "stream_cut"
+		c.commit()
 		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
 			Message: "the provider's answer was cut after output began"}))
 		c.out.Flush()
-		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
-		c.code = "stream_cut"
 		return true
 	}
+	// An adapter that never called Complete: the answer is recorded after
+	// it (finish), as the record must still be written once.
 	c.call.Finish(c.g.cfg.Now(), u)
 	return true
+}
+
+// complete is wire.Out's Complete: the answer being relayed is complete
+// with usage u, and its end is not written yet. It settles the call's usage
+// and cost and writes its record (commit) before the adapter writes the
+// terminal event or the body's last bytes.
+func (c *callRun) complete(u routing.Usage) {
+	if c.recorded || c.call == nil || c.call.Served() == nil {
+		return
+	}
+	c.usage = u
+	c.cost = routing.Settlement(c.call.Served(), c.call.Model(), u)
+	c.call.Finish(c.g.cfg.Now(), u)
+	c.commit()
 }
 
 // passThrough writes an upstream answer as is. For a stream that already
@@ -348,6 +382,7 @@ func (c *callRun) passThrough(h *heldAnswer, unknown bool) {
 	if c.outcome == telemetryv1.CallOutcome_CALL_OUTCOME_UNSPECIFIED {
 		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
 	}
+	c.commit()
 	if _, via, _ := c.out.state(); via {
 		msg := strings.TrimSpace(string(h.body))
 		if len(msg) > 1024 {
@@ -379,6 +414,7 @@ func (c *callRun) fail(e *routing.Error) {
 			c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_REFUSED
 		}
 	}
+	c.commit()
 	if _, via, _ := c.out.state(); via {
 		c.out.Start(e.Status, nil)
 		_, _ = c.out.Write(streamErrorEvent(c.ep, e))
@@ -447,17 +483,46 @@ func (c *callRun) cacheMiss(prevID string, served *routing.Member, cached int64)
 		PreviousCachedInputTokens: cached, EstimatedMissCostNanos: int64(routing.CacheMissCost(served, c.call.Model(), cached))}
 }
 
-// finish records the call once (R-SEE-2) and observes its metrics.
-func (c *callRun) finish(ctx context.Context) {
-	end := c.g.cfg.Now()
-	dur := end.Sub(c.start)
+// finish records the call if no answer did (a cancelled call, an adapter
+// that never completed) and observes its metrics.
+func (c *callRun) finish() {
+	c.commit()
+	dur := c.g.cfg.Now().Sub(c.start)
 	c.g.cfg.Metrics.RequestDuration.WithLabelValues(c.ep.String(), strconv.Itoa(c.status)).Observe(dur.Seconds())
 	if c.call != nil {
 		c.g.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
 	}
+}
+
+// commit hands the call's record to the sink, once per call (R-SEE-2,
+// DESIGN.md §1.3). It runs before the caller can hold its answer whole: a
+// relayed answer commits from complete, once the provider's terminal event
+// (or whole body) is read and before that end is written to the caller; an
+// error answer or a passed-through upstream answer commits before its body
+// is written; a stream cut mid-way commits before its error event. So an
+// answer a caller could take as complete is on the sink (the edge's journal,
+// one write(2) that survives the process being killed) first, and a kill
+// in between loses the answer's end, never its record. Later calls do
+// nothing: an error after the end was recorded makes no second record.
+//
+// The record's Duration runs from the call's start to the commit, i.e. up
+// to the terminal event, not the last byte's delivery; the attempts' own
+// latencies are to response headers, as before.
+//
+// When the sink fails (the journal cannot be written), the call is still
+// answered: the provider already did the work and the caller's answer is
+// in hand, so refusing it would lose the answer as well as the record. The
+// loss is logged at error level with the call id and counted in
+// weir_call_records_lost_total, for an operator to alert on and reconcile.
+func (c *callRun) commit() {
+	if c.recorded {
+		return
+	}
+	c.recorded = true
 	if c.table == nil {
 		return // an unknown key belongs to no tenant
 	}
+	dur := c.g.cfg.Now().Sub(c.start)
 	rec := &telemetryv1.CallRecord{
 		CallId: c.id, TenantId: c.table.TenantID, EdgeId: c.g.cfg.EdgeID, Endpoint: c.ep.String(),
 		Status: uint32(max(c.status, 0)), Outcome: c.outcome, ErrorCode: c.code,
@@ -494,8 +559,9 @@ func (c *callRun) finish(ctx context.Context) {
 			rec.Attempts = append(rec.Attempts, at)
 		}
 	}
-	if err := c.g.cfg.Sink.Record(context.WithoutCancel(ctx), rec); err != nil {
-		c.g.cfg.Log.Error("call record lost", "call_id", c.id, "err", err)
+	if err := c.g.cfg.Sink.Record(context.WithoutCancel(c.r.Context()), rec); err != nil {
+		c.g.cfg.Metrics.RecordsLost.Inc()
+		c.g.cfg.Log.Error("call record lost", "call_id", c.id, "tenant_id", c.table.TenantID, "err", err)
 	}
 }
 

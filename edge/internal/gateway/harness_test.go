@@ -36,12 +36,14 @@ const (
 	awsSecret   = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 )
 
-// fakeMember is one pool member served by its own fake provider.
+// fakeMember is one pool member served by its own fake provider, or by the
+// server at url when fake is nil.
 type fakeMember struct {
 	name   string
 	order  uint32
 	weight uint32
 	fake   *fakeprovider.Server
+	url    string
 	edit   func(*configv1.Member)
 }
 
@@ -84,7 +86,18 @@ func newFake(t *testing.T, opts fakeprovider.Options) *fakeprovider.Server {
 // newHarness starts a gateway whose tenant has the given records.
 func newHarness(t *testing.T, specs ...recordSpec) *harness {
 	t.Helper()
+	return newHarnessSink(t, nil, specs...)
+}
+
+// newHarnessSink is newHarness whose gateway writes records to wrap(h.sink)
+// (h.sink itself when wrap is nil).
+func newHarnessSink(t *testing.T, wrap func(*usage.Memory) usage.Sink, specs ...recordSpec) *harness {
+	t.Helper()
 	h := &harness{t: t, sink: usage.NewMemory(), fakes: map[string]*fakeprovider.Server{}, states: routing.NewStates()}
+	var sink usage.Sink = h.sink
+	if wrap != nil {
+		sink = wrap(h.sink)
+	}
 	sum := sha256.Sum256([]byte(callerKey))
 	snap := &configv1.TenantSnapshot{
 		Version: 1,
@@ -109,7 +122,10 @@ func newHarness(t *testing.T, specs ...recordSpec) *harness {
 			Auth: auth, KeySecret: "key", Recovery: &configv1.Recovery{AttemptDeadline: durationpb.New(5 * time.Second), CallDeadline: durationpb.New(20 * time.Second)},
 		}
 		for _, m := range sp.members {
-			base := m.fake.URL()
+			base := m.url
+			if m.fake != nil {
+				base = m.fake.URL()
+			}
 			if sp.wire == configv1.WireFormat_WIRE_FORMAT_OPENAI {
 				base += "/v1"
 			}
@@ -152,7 +168,7 @@ func newHarness(t *testing.T, specs ...recordSpec) *harness {
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
 		},
 		Signer: upauth.New(store, &http.Client{Transport: transport}, time.Now), SignErrorKind: upauth.Kind,
-		Transport: transport, Sink: h.sink, KeepAlive: 150 * time.Millisecond,
+		Transport: transport, Sink: sink, KeepAlive: 150 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

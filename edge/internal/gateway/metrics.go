@@ -15,6 +15,9 @@ type Metrics struct {
 	RequestDuration *prometheus.HistogramVec
 	UpstreamDur     *prometheus.HistogramVec
 	Overhead        prometheus.Histogram
+	// RecordsLost counts call records the sink could not take (the journal
+	// could not be written): answered calls that will not be counted.
+	RecordsLost prometheus.Counter
 }
 
 // NewMetrics registers the edge's metrics on a fresh registry.
@@ -36,8 +39,11 @@ func NewMetrics() *Metrics {
 			Name: "weir_overhead_seconds", Help: "Edge time of a call excluding time waiting on providers.",
 			Buckets: prometheus.ExponentialBuckets(0.00001, 2, 16),
 		}),
+		RecordsLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weir_call_records_lost_total", Help: "Call records the usage sink could not write (the call was answered, its record is lost).",
+		}),
 	}
-	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead,
+	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead, m.RecordsLost,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

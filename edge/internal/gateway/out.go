@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"weir.dev/edge/internal/routing"
 )
 
 // out is the caller's side of one call. It tracks the point of no return
@@ -26,6 +28,9 @@ type out struct {
 
 	kaStop chan struct{}
 	kaDone chan struct{}
+
+	// run is the call being answered; Complete records it.
+	run *callRun
 }
 
 func newOut(rw http.ResponseWriter) *out {
@@ -68,6 +73,14 @@ func (o *out) Write(p []byte) (int, error) {
 
 // Flush implements wire.Out.
 func (o *out) Flush() { _ = o.rc.Flush() }
+
+// Complete implements wire.Out: the relayed answer is complete and its end
+// is not written yet, so the call's record is written now (callRun.commit).
+func (o *out) Complete(u routing.Usage) {
+	if o.run != nil {
+		o.run.complete(u)
+	}
+}
 
 // keepAlive starts sending ": weir waiting" comments to a streaming caller
 // whose call has no upstream headers yet (R-FAIL-12): the first after

@@ -35,6 +35,19 @@ type Out interface {
 	Write(p []byte) (int, error)
 	// Flush pushes what was written to the caller now (one SSE event).
 	Flush()
+	// Complete reports that the provider's answer is complete and u is its
+	// final usage. Relay calls it exactly once per successful relay, when
+	// the answer's end is known but before the caller can hold a complete
+	// answer: a stream's terminal event (OpenAI chat's "data: [DONE]", a
+	// Responses API terminal event, Anthropic's message_stop, Bedrock's
+	// message_stop chunk) is read and its usage folded, but neither it nor
+	// anything after it is written yet; a non-streamed answer is read (or,
+	// when streamed through, everything but its last bytes is written, see
+	// RelayBody). The gateway writes the call's record there, so that every
+	// answer a caller can take as complete is already recorded (DESIGN.md
+	// §1.3, exactly once). A relay that fails before it (a cut stream) does
+	// not call it.
+	Complete(u routing.Usage)
 }
 
 // Adapter speaks one upstream wire format. Auth is not its business: the
@@ -45,9 +58,13 @@ type Adapter interface {
 	// kept except what the wire format needs changed.
 	Build(ctx context.Context, req *Request, m *routing.Member, model string) (*http.Request, error)
 	// Relay copies a successful (2xx) answer to the caller, flushing each
-	// streamed event as it arrives, and returns the usage the provider
-	// reported. An error after content was written means the stream was cut
-	// (R-FAIL-11); the gateway then ends it with an error event.
+	// streamed event as it arrives, calls out.Complete once the answer's
+	// end is known and before it is written, and returns the usage the
+	// provider reported. An error after content was written and before
+	// Complete means the stream was cut (R-FAIL-11); the gateway then ends
+	// it with an error event. An error after Complete (the caller went away
+	// during the terminal event, the connection failed after it) does not
+	// undo the answer.
 	Relay(req *Request, resp *http.Response, out Out) (routing.Usage, error)
 }
 

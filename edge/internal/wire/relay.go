@@ -18,7 +18,14 @@ const tailSize = 64 << 10
 
 // RelayBody copies a non-streamed answer to the caller and returns its
 // usage, read by parse from the whole body when it is small, else from the
-// body's last tailSize bytes.
+// body's last tailSize bytes. It calls out.Complete before the caller can
+// hold the whole answer: a small body is read whole, Complete is called,
+// then the body is written in one go; a large one (or one of unknown
+// length, e.g. decompressed) is streamed through holding back its last
+// non-space byte and the whitespace after it (a JSON answer's closing
+// brace), which are written after Complete at the end of the body. A body
+// cut by an error is not completed and its held-back bytes are not written:
+// the gateway ends the answer with an error.
 func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, bool)) (routing.Usage, error) {
 	h := http.Header{}
 	CopyPassHeaders(h, resp.Header)
@@ -29,31 +36,48 @@ func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, 
 		if errors.Is(err, io.EOF) && resp.ContentLength == 0 {
 			err = nil
 		}
+		var u routing.Usage
+		if err == nil {
+			u, _ = parse(body)
+			out.Complete(u)
+		}
 		out.Start(resp.StatusCode, h)
 		if len(body) > 0 {
 			if _, werr := out.Write(body); werr != nil {
-				return routing.Usage{}, werr
+				return u, werr
 			}
 		}
 		if err != nil {
 			return routing.Usage{}, err
 		}
-		u, _ := parse(body)
 		return u, nil
 	}
 	out.Start(resp.StatusCode, h)
 	var tail []byte
 	buf := make([]byte, 32<<10)
+	// buf[:held] is read and not yet written: the body's last non-space
+	// byte so far and the whitespace after it.
+	held := 0
 	for {
-		n, err := resp.Body.Read(buf)
+		n, err := resp.Body.Read(buf[held:])
 		if n > 0 {
-			if _, werr := out.Write(buf[:n]); werr != nil {
-				return routing.Usage{}, werr
-			}
-			tail = append(tail, buf[:n]...)
+			tail = append(tail, buf[held:held+n]...)
 			if len(tail) > 2*tailSize {
 				tail = append(tail[:0], tail[len(tail)-tailSize:]...)
 			}
+			end := held + n
+			cut := lastNonSpace(buf[:end])
+			if cut < 0 || cut == 0 && end == len(buf) {
+				// Only whitespace so far, or a whole buffer of it after the
+				// held byte (no real answer): nothing to hold back.
+				cut = end
+			}
+			if cut > 0 {
+				if _, werr := out.Write(buf[:cut]); werr != nil {
+					return routing.Usage{}, werr
+				}
+			}
+			held = copy(buf, buf[cut:end])
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -62,7 +86,27 @@ func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, 
 			return routing.Usage{}, err
 		}
 	}
-	return usageFromTail(tail, parse), nil
+	u := usageFromTail(tail, parse)
+	out.Complete(u)
+	if held > 0 {
+		if _, werr := out.Write(buf[:held]); werr != nil {
+			return u, werr
+		}
+	}
+	return u, nil
+}
+
+// lastNonSpace returns the index of b's last byte that is not JSON
+// whitespace, or -1.
+func lastNonSpace(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return i
+		}
+	}
+	return -1
 }
 
 // usageFromTail reads usage from the tail of a large answer.

@@ -68,7 +68,8 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 }
 
 // RelaySSE copies Messages stream events to out, flushing each, and folds
-// their usage (message_start, message_delta). A stream that ends before
+// their usage (message_start, message_delta). It calls out.Complete when
+// message_stop is read, before writing it. A stream that ends before
 // message_stop is reported as cut (io.ErrUnexpectedEOF).
 func RelaySSE(rd *wire.SSEReader, out wire.Out) (routing.Usage, error) {
 	var usage routing.Usage
@@ -82,11 +83,16 @@ func RelaySSE(rd *wire.SSEReader, out wire.Out) (routing.Usage, error) {
 			}
 			return usage, nil
 		}
-		stopped = stopped || ev.Name == "message_stop"
 		if err != nil {
 			return usage, err
 		}
 		wire.AnthropicStreamUsage(&usage, ev.Name, ev.Data)
+		if !stopped && ev.Name == "message_stop" {
+			// The usage came before (message_start, message_delta): the
+			// answer is complete before the caller sees its end.
+			stopped = true
+			out.Complete(usage)
+		}
 		if _, err := out.Write(ev.Raw); err != nil {
 			return usage, err
 		}

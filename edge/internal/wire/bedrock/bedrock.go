@@ -104,7 +104,9 @@ const maxFrame = 4 << 20
 
 // RelayEventStream decodes Bedrock's event stream from r and writes each
 // chunk to out as an Anthropic SSE event ("event: <type>\ndata: <json>"),
-// flushing each. An exception frame ends the relay with a *StreamError.
+// flushing each. It calls out.Complete when the message_stop chunk is
+// decoded, before writing it. An exception frame ends the relay with a
+// *StreamError.
 func RelayEventStream(r io.Reader, out wire.Out) (routing.Usage, error) {
 	dec := eventstream.NewDecoder()
 	var usage routing.Usage
@@ -161,7 +163,12 @@ func RelayEventStream(r io.Reader, out wire.Out) (routing.Usage, error) {
 			continue
 		}
 		wire.AnthropicStreamUsage(&usage, ev.Type, data)
-		stopped = stopped || ev.Type == "message_stop"
+		if !stopped && ev.Type == "message_stop" {
+			// The usage came before (message_start, message_delta): the
+			// answer is complete before the caller sees its end.
+			stopped = true
+			out.Complete(usage)
+		}
 		line = append(line[:0], "event: "...)
 		line = append(line, ev.Type...)
 		line = append(line, "\ndata: "...)

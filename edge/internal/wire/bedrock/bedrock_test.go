@@ -11,12 +11,25 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
+	"weir.dev/edge/internal/routing"
 )
 
-type bufOut struct{ bytes.Buffer }
+// bufOut keeps what was written, and how much of it was when Complete was
+// called.
+type bufOut struct {
+	bytes.Buffer
+	completes int
+	at        int
+	u         routing.Usage
+}
 
 func (*bufOut) Start(int, http.Header) {}
 func (*bufOut) Flush()                 {}
+func (o *bufOut) Complete(u routing.Usage) {
+	o.completes++
+	o.at, o.u = o.Len(), u
+}
 
 func frame(t testing.TB, msgType, eventType string, payload []byte) []byte {
 	var b bytes.Buffer
@@ -58,6 +71,11 @@ func TestRelayEventStream(t *testing.T) {
 	if !strings.HasPrefix(s, "event: message_start\ndata: {") || !strings.HasSuffix(s, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") || strings.Count(s, "event: ") != 4 {
 		t.Fatalf("sse %q", s)
 	}
+	// The answer is completed, with its final usage, before message_stop
+	// is written.
+	if out.completes != 1 || out.u != u || !strings.HasPrefix(s[out.at:], "event: message_stop\n") || strings.Contains(s[:out.at], "message_stop") {
+		t.Fatalf("Complete called %d times at %d of %q, usage %+v", out.completes, out.at, s, out.u)
+	}
 }
 
 func TestRelayEventStreamException(t *testing.T) {
@@ -71,6 +89,9 @@ func TestRelayEventStreamException(t *testing.T) {
 	var se *StreamError
 	if !errors.As(err, &se) || se.Type != "throttlingException" || se.Message != "slow down" {
 		t.Fatalf("err %v", err)
+	}
+	if out.completes != 0 {
+		t.Fatal("a failed stream was completed")
 	}
 }
 

@@ -132,9 +132,6 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 			}
 			return usage, nil
 		}
-		// Chat completions end with "data: [DONE]"; the Responses API with a
-		// terminal response event.
-		done = done || string(ev.Data) == "[DONE]" || ev.Name == "response.completed" || ev.Name == "response.failed" || ev.Name == "response.incomplete"
 		if err != nil {
 			return usage, err
 		}
@@ -145,6 +142,13 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 					continue // the caller did not ask for the usage chunk
 				}
 			}
+		}
+		// Chat completions end with "data: [DONE]" (after the usage chunk);
+		// the Responses API with a terminal response event carrying the
+		// usage. The answer is complete before the caller sees its end.
+		if !done && (string(ev.Data) == "[DONE]" || ev.Name == "response.completed" || ev.Name == "response.failed" || ev.Name == "response.incomplete") {
+			done = true
+			out.Complete(usage)
 		}
 		if _, err := out.Write(ev.Raw); err != nil {
 			return usage, err

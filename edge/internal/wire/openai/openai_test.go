@@ -1,9 +1,14 @@
 package openai
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"weir.dev/edge/internal/routing"
+	"weir.dev/edge/internal/wire"
 )
 
 func TestURL(t *testing.T) {
@@ -31,5 +36,53 @@ func TestURL(t *testing.T) {
 	}
 	if _, err := URL("https://x", routing.EndpointMessages, "m", ""); err == nil {
 		t.Fatal("messages endpoint accepted by the openai adapter")
+	}
+}
+
+// recOut keeps what was written and where Complete was called.
+type recOut struct {
+	bytes.Buffer
+	completes int
+	at        int
+	u         routing.Usage
+}
+
+func (*recOut) Start(int, http.Header) {}
+func (*recOut) Flush()                 {}
+func (o *recOut) Complete(u routing.Usage) {
+	o.completes++
+	o.at, o.u = o.Len(), u
+}
+
+func TestRelayCompletesBeforeTheEnd(t *testing.T) {
+	t.Parallel()
+	// The answer is completed, with its final usage, before its terminal
+	// event is written; nothing of the terminal event is written before.
+	for _, tc := range []struct {
+		name     string
+		req      wire.Request
+		stream   string
+		terminal string
+		want     routing.Usage
+	}{
+		{"chat, usage chunk dropped", wire.Request{Endpoint: routing.EndpointChatCompletions, Stream: true},
+			"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":null}\n\n" +
+				"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7}}\n\n" +
+				"data: [DONE]\n\n",
+			"data: [DONE]", routing.Usage{InputTokens: 11, OutputTokens: 7}},
+		{"responses API", wire.Request{Endpoint: routing.EndpointResponses, Stream: true},
+			"event: response.created\ndata: {\"type\":\"response.created\"}\n\n" +
+				"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":3}}}\n\n",
+			"event: response.completed", routing.Usage{InputTokens: 5, OutputTokens: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(tc.stream))}
+			var out recOut
+			u, err := Adapter{}.Relay(&tc.req, resp, &out)
+			s := out.String()
+			if err != nil || u != tc.want || out.completes != 1 || out.u != tc.want || !strings.HasPrefix(s[out.at:], tc.terminal) || strings.Contains(s[:out.at], tc.terminal) {
+				t.Fatalf("usage %+v err %v completes %d with %+v at %d of %q", u, err, out.completes, out.u, out.at, s)
+			}
+		})
 	}
 }
