@@ -18,6 +18,12 @@ type ProviderDetailView struct {
 	Members  []MemberRow
 	// Add is the add-member form (shown unless ReadOnly).
 	Add MemberForm
+	// CanShare offers sharing the managed record with tenants (cluster
+	// admins); SharedWith are the tenants it is shared with, ShareWith
+	// those it could be shared with.
+	CanShare   bool
+	SharedWith []string
+	ShareWith  []Option
 }
 
 // Setting is one labelled value of a record or member.
@@ -58,6 +64,18 @@ type MemberForm struct {
 	BaseURL, KeySecret, Region, Weight, Order string
 	RPM, InputTPM, OutputTPM                  string
 	Models, Account, APIVersion               string
+	// Auth is the member's own auth (Kind "" with no header: the
+	// record's); AuthInherit labels that choice with the record's auth.
+	Auth        AuthForm
+	AuthInherit string
+	// ModelMap and Tags are "key=value" lines; RetainsData is "", "yes"
+	// or "no" ("": the record's, labelled RetainsInherit).
+	ModelMap, Tags, RetainsData string
+	RetainsInherit              string
+	// Prices are the member's own price rows (blank rows are ignored);
+	// RecordPrices the record's, by model, shown as placeholders.
+	Prices       []PriceRow
+	RecordPrices map[string]PriceRow
 	// Inherit are placeholders: the record's values a member inherits, by
 	// input name.
 	Inherit  map[string]string

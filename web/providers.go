@@ -27,6 +27,12 @@ func MemberHref(record, member, scope, action string) string {
 	return withScope(p, scope)
 }
 
+// RecordHref is the console path of one of a record's actions ("edit",
+// "delete", "share", "unshare").
+func RecordHref(name, scope, action string) string {
+	return withScope("/console/providers/"+url.PathEscape(name)+"/"+action, scope)
+}
+
 func withScope(p, scope string) string {
 	if scope == "" {
 		return p

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,10 +17,15 @@ import (
 )
 
 // memberInputs are the member form's input names (AddPoolMemberRequest's
-// and UpdatePoolMemberRequest's field paths).
-var memberInputs = []string{
-	"member", "preset", "record_member", "spec.base_url", "spec.key_secret", "spec.region", "spec.weight", "spec.order",
-	"spec.account", "spec.api_version", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm", "spec.models",
+// and UpdatePoolMemberRequest's field paths) for a form of rows price rows.
+func memberInputs(rows int) []string {
+	names := []string{
+		"member", "preset", "record_member", "spec.base_url", "spec.key_secret", "spec.region", "spec.weight", "spec.order",
+		"spec.account", "spec.api_version", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm", "spec.models",
+		"spec.model_map", "spec.tags", "spec.retains_data",
+	}
+	names = append(names, authInputs...)
+	return append(names, priceInputs(rows)...)
 }
 
 // memberFormFrom reads a submitted member form (values kept as typed).
@@ -30,7 +36,8 @@ func memberFormFrom(r *http.Request) web.MemberForm {
 		BaseURL: v("spec.base_url"), KeySecret: v("spec.key_secret"), Region: v("spec.region"),
 		Weight: v("spec.weight"), Order: v("spec.order"), Account: v("spec.account"), APIVersion: v("spec.api_version"),
 		RPM: v("spec.limits.rpm"), InputTPM: v("spec.limits.input_tpm"), OutputTPM: v("spec.limits.output_tpm"),
-		Models: r.PostFormValue("spec.models"),
+		Models: r.PostFormValue("spec.models"), ModelMap: r.PostFormValue("spec.model_map"), Tags: r.PostFormValue("spec.tags"),
+		RetainsData: v("spec.retains_data"), Auth: authFormFrom(r), Prices: priceRowsFrom(r),
 	}
 }
 
@@ -56,7 +63,18 @@ func memberSpecOf(f web.MemberForm, base *adminv1.PoolMemberSpec, local *problem
 		spec.Limits = l
 	}
 	spec.Models = splitList(f.Models)
+	spec.ModelMap = kvOf("spec.model_map", f.ModelMap, local)
+	spec.Tags = kvOf("spec.tags", f.Tags, local)
+	spec.RetainsData = optBool("spec.retains_data", f.RetainsData, local)
+	spec.Auth = authOf(f.Auth, local)
+	spec.Prices = pricesOf(f.Prices, local)
 	return spec
+}
+
+// memberProblems shows the API's problems of a member change next to the
+// form's inputs.
+func memberProblems(p web.Problems, f web.MemberForm) web.Problems {
+	return foldProblems(rowProblems(p), memberInputs(len(f.Prices)))
 }
 
 // addMember adds a member to a record (a plain record becomes a pool). The
@@ -74,6 +92,7 @@ func (c *Console) addMember(w http.ResponseWriter, r *http.Request, s *session) 
 	spec := memberSpecOf(f, nil, &local)
 	if local.any() {
 		f.Problems = local.problems()
+		f.Prices = padPrices(f.Prices)
 		c.renderProvider(w, r, s, http.StatusUnprocessableEntity, &f)
 		return
 	}
@@ -86,6 +105,7 @@ func (c *Console) addMember(w http.ResponseWriter, r *http.Request, s *session) 
 		}
 		if len(ws) > 0 {
 			f.Warnings = ws
+			f.Prices = padPrices(f.Prices)
 			c.renderProvider(w, r, s, http.StatusOK, &f)
 			return
 		}
@@ -97,7 +117,8 @@ func (c *Console) addMember(w http.ResponseWriter, r *http.Request, s *session) 
 			return
 		}
 		p, status := problemsOf(err)
-		f.Problems = foldProblems(p, memberInputs)
+		f.Problems = memberProblems(p, f)
+		f.Prices = padPrices(f.Prices)
 		c.renderProvider(w, r, s, status, &f)
 		return
 	}
@@ -136,10 +157,11 @@ func (c *Console) renderMember(w http.ResponseWriter, r *http.Request, s *sessio
 	} else {
 		f = formOfSpec(md.GetMember().GetSpec())
 		f.Revision = strconv.FormatUint(d.GetRecord().GetRevision(), 10)
+		f.Prices = padPrices(f.Prices)
 	}
 	f.CSRF, f.Scope, f.Edit, f.Record, f.Member = s.csrf, scope, true, name, member
 	f.Action = web.MemberHref(name, member, scope, "")
-	f.Inherit = inheritPlaceholders(d.GetRecord().GetSpec())
+	inheritInto(&f, d.GetRecord().GetSpec())
 	c.page(w, r, s, status, "Edit member "+member, "providers", web.MemberEditPage(web.MemberEditView{Record: name, Scope: scope, Member: member, Form: f}))
 }
 
@@ -180,7 +202,8 @@ func formOfSpec(sp *adminv1.PoolMemberSpec) web.MemberForm {
 		BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Region: sp.GetRegion(), Account: sp.GetAccount(), APIVersion: sp.GetApiVersion(),
 		Weight: num(int64(sp.GetWeight())), Order: num(int64(sp.GetOrder())),
 		RPM: num(sp.GetLimits().GetRpm()), InputTPM: num(sp.GetLimits().GetInputTpm()), OutputTPM: num(sp.GetLimits().GetOutputTpm()),
-		Models: strings.Join(sp.GetModels(), "\n"),
+		Models: strings.Join(sp.GetModels(), "\n"), ModelMap: kvText(sp.GetModelMap()), Tags: kvText(sp.GetTags()),
+		RetainsData: optBoolText(sp.RetainsData), Auth: authFormOf(sp.GetAuth()), Prices: priceRowsOf(sp.GetPrices()),
 	}
 }
 
@@ -208,6 +231,7 @@ func (c *Console) updateMember(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	if local.any() {
 		f.Problems = local.problems()
+		f.Prices = padPrices(f.Prices)
 		c.renderMember(w, r, s, http.StatusUnprocessableEntity, &f)
 		return
 	}
@@ -219,6 +243,7 @@ func (c *Console) updateMember(w http.ResponseWriter, r *http.Request, s *sessio
 	if r.PostFormValue("confirm") == "" {
 		if ws := previewMember(d, member, adminv1.Preset_PRESET_UNSPECIFIED, spec, true, ""); len(ws) > 0 {
 			f.Warnings = ws
+			f.Prices = padPrices(f.Prices)
 			c.renderMember(w, r, s, http.StatusOK, &f)
 			return
 		}
@@ -236,7 +261,8 @@ func (c *Console) updateMember(w http.ResponseWriter, r *http.Request, s *sessio
 		if connect.CodeOf(err) == connect.CodeAborted {
 			p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
 		}
-		f.Problems = foldProblems(p, memberInputs)
+		f.Problems = memberProblems(p, f)
+		f.Prices = padPrices(f.Prices)
 		c.renderMember(w, r, s, status, &f)
 		return
 	}
@@ -266,6 +292,11 @@ func changedPaths(a, b *adminv1.PoolMemberSpec) []string {
 	add("limits.input_tpm", a.GetLimits().GetInputTpm() != b.GetLimits().GetInputTpm())
 	add("limits.output_tpm", a.GetLimits().GetOutputTpm() != b.GetLimits().GetOutputTpm())
 	add("models", strings.Join(a.GetModels(), "\n") != strings.Join(b.GetModels(), "\n"))
+	add("model_map", !maps.Equal(a.GetModelMap(), b.GetModelMap()))
+	add("tags", !maps.Equal(a.GetTags(), b.GetTags()))
+	add("retains_data", !optBoolEq(a.RetainsData, b.RetainsData))
+	add("auth", !proto.Equal(authOrNil(a.GetAuth()), authOrNil(b.GetAuth())))
+	add("prices", !pricesEqual(a.GetPrices(), b.GetPrices()))
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -298,12 +299,20 @@ func (c *Console) renderProvider(w http.ResponseWriter, r *http.Request, s *sess
 	if add != nil {
 		v.Add = *add
 	} else {
-		v.Add = web.MemberForm{}
+		v.Add = web.MemberForm{Prices: padPrices(nil)}
 	}
 	v.Add.CSRF, v.Add.Scope, v.Add.Record = s.csrf, scope, rec.GetName()
 	v.Add.Action = withScopeQuery("/console/providers/"+pathEscape(rec.GetName())+"/members", scope)
 	v.Add.ShowRecordMember = rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL
-	v.Add.Inherit = inheritPlaceholders(rec.GetSpec())
+	inheritInto(&v.Add, rec.GetSpec())
+	if s.cluster && rec.GetManaged() && scope == web.ScopeManaged {
+		v.CanShare, v.SharedWith = true, rec.GetSharedWith()
+		for _, t := range s.tenants {
+			if !slices.Contains(v.SharedWith, t) {
+				v.ShareWith = append(v.ShareWith, web.Option{Value: t, Label: t})
+			}
+		}
+	}
 	c.page(w, r, s, status, rec.GetName(), "providers", web.ProviderDetailPage(v))
 }
 
@@ -332,7 +341,7 @@ func recordSettings(rec *adminv1.ProviderRecord, cluster bool) []web.Setting {
 		web.Setting{Key: "retains_data", Label: "Retains data", Value: yesNo(sp.GetRetainsData())},
 		web.Setting{Key: "tags", Label: "Tags", Value: mapText(sp.GetTags())},
 		web.Setting{Key: "allowed_regions", Label: "Allowed regions", Value: strings.Join(sp.GetAllowedRegions(), ", ")},
-		web.Setting{Key: "prices", Label: "Prices (µ$ per M tokens)", Value: pricesText(sp.GetPrices())},
+		web.Setting{Key: "prices", Label: "Prices ($ per M tokens)", Value: pricesText(sp.GetPrices())},
 		web.Setting{Key: "priority", Label: "Priority", Value: strconv.Itoa(int(sp.GetPriority()))},
 		web.Setting{Key: "account", Label: "Account", Value: sp.GetAccount()},
 		web.Setting{Key: "api_version", Label: "API version", Value: sp.GetApiVersion()},
@@ -373,7 +382,7 @@ func memberRow(md *adminv1.MemberDetail, plain bool) web.MemberRow {
 		{Key: "retains_data", Label: "Retains data", Value: yesNo(e.GetRetainsData()), Inherited: inh["retains_data"]},
 		{Key: "account", Label: "Account", Value: e.GetAccount(), Inherited: inh["account"]},
 		{Key: "api_version", Label: "API version", Value: e.GetApiVersion(), Inherited: inh["api_version"]},
-		{Key: "prices", Label: "Prices (µ$ per M tokens)", Value: strings.Join(prices, "; ")},
+		{Key: "prices", Label: "Prices ($ per M tokens)", Value: strings.Join(prices, "; ")},
 	}
 	return row
 }
@@ -430,20 +439,6 @@ func pricesText(ps []*configv1.Price) string {
 	return strings.Join(parts, "; ")
 }
 
-func priceText(p *configv1.Price) string {
-	var parts []string
-	add := func(label string, v *int64) {
-		if v != nil {
-			parts = append(parts, label+" "+strconv.FormatInt(*v, 10))
-		}
-	}
-	add("in", p.InputMicros)
-	add("out", p.OutputMicros)
-	add("cache read", p.CacheReadMicros)
-	add("cache write", p.CacheWriteMicros)
-	return p.GetModel() + ": " + strings.Join(parts, ", ")
-}
-
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -468,9 +463,9 @@ func warningFlashes(ws []*adminv1.Warning) []web.Flash {
 	return out
 }
 
-// inheritPlaceholders are the record's values a member inherits, shown as
-// the member form's placeholders.
-func inheritPlaceholders(sp *adminv1.ProviderSpec) map[string]string {
+// inheritInto fills a member form's placeholders with the record's values
+// the member inherits where its own field is empty.
+func inheritInto(f *web.MemberForm, sp *adminv1.ProviderSpec) {
 	out := map[string]string{"spec.base_url": "https://api.example.com/v1"}
 	set := func(k, v string) {
 		if v != "" {
@@ -481,8 +476,23 @@ func inheritPlaceholders(sp *adminv1.ProviderSpec) map[string]string {
 	set("spec.region", sp.GetRegion())
 	set("spec.account", sp.GetAccount())
 	set("spec.api_version", sp.GetApiVersion())
+	set("spec.tags", strings.ReplaceAll(kvText(sp.GetTags()), "\n", ", "))
+	var models []string
+	for _, m := range sp.GetModels() {
+		models = append(models, m.GetName())
+	}
+	set("spec.models", strings.Join(models, ", "))
 	out["spec.weight"], out["spec.order"] = "1", "1"
-	return out
+	f.Inherit = out
+	f.AuthInherit = "The record's"
+	if a := authText(sp.GetAuth()); a != "" {
+		f.AuthInherit += ": " + a
+	}
+	f.RetainsInherit = "The record's: " + yesNo(sp.GetRetainsData())
+	f.RecordPrices = map[string]web.PriceRow{}
+	for _, r := range priceRowsOf(sp.GetPrices()) {
+		f.RecordPrices[r.Model] = r
+	}
 }
 
 // splitList splits a textarea's list: one item a line or separated by

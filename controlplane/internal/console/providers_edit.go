@@ -1,0 +1,380 @@
+package console
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"weir.dev/controlplane/internal/provider"
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/web"
+)
+
+// A record's own settings (UpdateProvider with the revision the form was
+// read at), its deletion (DeleteProvider) and, for managed records, sharing
+// with tenants (ShareProvider, UnshareProvider).
+
+// recordInputs are the record form's input names (UpdateProviderRequest's
+// field paths) for a form of rows price rows.
+func recordInputs(rows int) []string {
+	names := []string{
+		"spec.wire_format", "spec.base_url", "spec.key_secret", "spec.region", "spec.models", "spec.limits.rpm",
+		"spec.limits.input_tpm", "spec.limits.output_tpm", "spec.retains_data", "spec.priority", "spec.default_max_output",
+		"spec.tags", "spec.allowed_regions", "spec.rate_limit_headers", "spec.account", "spec.api_version", "spec.internal",
+	}
+	names = append(names, authInputs...)
+	return append(names, priceInputs(rows)...)
+}
+
+// loadRecord reads a record the admin may change: NotFound when there is
+// none, PermissionDenied when it is read-only to the admin (a managed record
+// shared with the tenant, or a role that may not change records).
+func (c *Console) loadRecord(r *http.Request, s *session, tenant, scope, name string) (*adminv1.ProviderDetail, error) {
+	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
+	if err != nil {
+		return nil, err
+	}
+	d := resp.Msg.GetDetail()
+	if (d.GetRecord().GetManaged() && scope == "") || !canChange(s, tenant) {
+		return nil, connect.NewError(connect.CodePermissionDenied, errReadOnly(name))
+	}
+	return d, nil
+}
+
+type readOnlyError string
+
+func (e readOnlyError) Error() string {
+	return "record " + strconv.Quote(string(e)) + " is read-only to you"
+}
+
+func errReadOnly(name string) error { return readOnlyError(name) }
+
+// recordPage is a record's settings form, filled with its stored values.
+func (c *Console) recordPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c.renderRecord(w, r, s, http.StatusOK, nil)
+}
+
+func (c *Console) renderRecord(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.RecordForm) {
+	name := r.PathValue("name")
+	tenant, scope := recordScope(r, s)
+	d, err := c.loadRecord(r, s, tenant, scope, name)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	rec := d.GetRecord()
+	var f web.RecordForm
+	if form != nil {
+		f = *form
+	} else {
+		f = recordFormOf(rec.GetSpec())
+		f.Revision = strconv.FormatUint(rec.GetRevision(), 10)
+	}
+	f.Prices = padPrices(f.Prices)
+	f.CSRF, f.Scope, f.Name, f.Kind, f.Cluster = s.csrf, scope, rec.GetName(), kindName(rec.GetKind()), s.cluster
+	f.Action = web.RecordHref(rec.GetName(), scope, "edit")
+	c.page(w, r, s, status, "Settings of "+rec.GetName(), "providers", web.RecordEditPage(web.RecordEditView{Record: rec.GetName(), Scope: scope, Form: f}))
+}
+
+func recordFormOf(sp *adminv1.ProviderSpec) web.RecordForm {
+	num := func(n int64) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	var models []string
+	for _, m := range sp.GetModels() {
+		models = append(models, m.GetName())
+	}
+	return web.RecordForm{
+		Wire: wireName(sp.GetWireFormat()), BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Models: strings.Join(models, "\n"),
+		Region: sp.GetRegion(), RetainsData: yesNo(sp.GetRetainsData()), Tags: kvText(sp.GetTags()),
+		AllowedRegions: strings.Join(sp.GetAllowedRegions(), "\n"), RateLimitHeaders: kvText(sp.GetRateLimitHeaders()),
+		Priority: num(int64(sp.GetPriority())), DefaultMaxOut: num(sp.GetDefaultMaxOutput()), Account: sp.GetAccount(),
+		APIVersion: sp.GetApiVersion(), RPM: num(sp.GetLimits().GetRpm()), InputTPM: num(sp.GetLimits().GetInputTpm()),
+		OutputTPM: num(sp.GetLimits().GetOutputTpm()), Internal: sp.GetInternal(), Auth: authFormOf(sp.GetAuth()),
+		Prices: priceRowsOf(sp.GetPrices()),
+	}
+}
+
+func recordFormFrom(r *http.Request) web.RecordForm {
+	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
+	return web.RecordForm{
+		Revision: v("expected_revision"), Wire: v("spec.wire_format"), BaseURL: v("spec.base_url"), KeySecret: v("spec.key_secret"),
+		Models: r.PostFormValue("spec.models"), Region: v("spec.region"), RetainsData: v("spec.retains_data"),
+		Tags: r.PostFormValue("spec.tags"), AllowedRegions: r.PostFormValue("spec.allowed_regions"),
+		RateLimitHeaders: r.PostFormValue("spec.rate_limit_headers"), Priority: v("spec.priority"),
+		DefaultMaxOut: v("spec.default_max_output"), Account: v("spec.account"), APIVersion: v("spec.api_version"),
+		RPM: v("spec.limits.rpm"), InputTPM: v("spec.limits.input_tpm"), OutputTPM: v("spec.limits.output_tpm"),
+		Internal: r.PostFormValue("spec.internal") != "", Auth: authFormFrom(r), Prices: priceRowsFrom(r),
+	}
+}
+
+// recordSpecOf applies the form onto a clone of the stored spec. The
+// fields the form does not show (a pool's base_url and limits, recovery,
+// internal for non-cluster admins) keep their stored values; models keep
+// their stored kinds.
+func recordSpecOf(f web.RecordForm, stored *adminv1.ProviderSpec, pool, cluster bool, local *problemSet) *adminv1.ProviderSpec {
+	spec := proto.Clone(stored).(*adminv1.ProviderSpec)
+	spec.WireFormat = parseWire(f.Wire)
+	if f.Wire != "" && spec.WireFormat == configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+		local.add("spec.wire_format", "unknown wire format")
+	}
+	if !pool {
+		spec.BaseUrl = f.BaseURL
+		l := &configv1.Limits{
+			Rpm: local.int64("spec.limits.rpm", f.RPM), InputTpm: local.int64("spec.limits.input_tpm", f.InputTPM),
+			OutputTpm: local.int64("spec.limits.output_tpm", f.OutputTPM),
+		}
+		spec.Limits = nil
+		if l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
+			spec.Limits = l
+		}
+	}
+	spec.KeySecret, spec.Region = f.KeySecret, f.Region
+	kinds := map[string]*configv1.Model{}
+	for _, m := range stored.GetModels() {
+		kinds[m.GetName()] = m
+	}
+	spec.Models = nil
+	for _, n := range splitList(f.Models) {
+		if m, ok := kinds[n]; ok {
+			spec.Models = append(spec.Models, proto.Clone(m).(*configv1.Model))
+		} else {
+			spec.Models = append(spec.Models, &configv1.Model{Name: n})
+		}
+	}
+	switch f.RetainsData {
+	case "yes":
+		spec.RetainsData = true
+	case "no", "":
+		spec.RetainsData = false
+	default:
+		local.add("spec.retains_data", "choose yes or no")
+	}
+	spec.Tags = kvOf("spec.tags", f.Tags, local)
+	spec.AllowedRegions = splitList(f.AllowedRegions)
+	spec.RateLimitHeaders = kvOf("spec.rate_limit_headers", f.RateLimitHeaders, local)
+	spec.Priority = int32Of(local, "spec.priority", f.Priority)
+	spec.DefaultMaxOutput = local.int64("spec.default_max_output", f.DefaultMaxOut)
+	spec.Account, spec.ApiVersion = f.Account, f.APIVersion
+	if cluster {
+		spec.Internal = f.Internal
+	}
+	spec.Auth = authOf(f.Auth, local)
+	spec.Prices = pricesOf(f.Prices, local)
+	return spec
+}
+
+// recordChanged are the update mask paths of the fields whose value differs
+// between the stored spec and the edited one.
+func recordChanged(a, b *adminv1.ProviderSpec) []string {
+	var out []string
+	add := func(path string, changed bool) {
+		if changed {
+			out = append(out, path)
+		}
+	}
+	names := func(ms []*configv1.Model) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.GetName())
+		}
+		return out
+	}
+	add("wire_format", a.GetWireFormat() != b.GetWireFormat())
+	add("base_url", a.GetBaseUrl() != b.GetBaseUrl())
+	add("auth", !proto.Equal(authOrNil(a.GetAuth()), authOrNil(b.GetAuth())))
+	add("key_secret", a.GetKeySecret() != b.GetKeySecret())
+	add("models", !slices.Equal(names(a.GetModels()), names(b.GetModels())))
+	add("prices", !pricesEqual(a.GetPrices(), b.GetPrices()))
+	add("limits.rpm", a.GetLimits().GetRpm() != b.GetLimits().GetRpm())
+	add("limits.input_tpm", a.GetLimits().GetInputTpm() != b.GetLimits().GetInputTpm())
+	add("limits.output_tpm", a.GetLimits().GetOutputTpm() != b.GetLimits().GetOutputTpm())
+	add("region", a.GetRegion() != b.GetRegion())
+	add("retains_data", a.GetRetainsData() != b.GetRetainsData())
+	add("tags", !maps.Equal(a.GetTags(), b.GetTags()))
+	add("allowed_regions", !slices.Equal(a.GetAllowedRegions(), b.GetAllowedRegions()))
+	add("rate_limit_headers", !maps.Equal(a.GetRateLimitHeaders(), b.GetRateLimitHeaders()))
+	add("default_max_output", a.GetDefaultMaxOutput() != b.GetDefaultMaxOutput())
+	add("priority", a.GetPriority() != b.GetPriority())
+	add("internal", a.GetInternal() != b.GetInternal())
+	add("account", a.GetAccount() != b.GetAccount())
+	add("api_version", a.GetApiVersion() != b.GetApiVersion())
+	return out
+}
+
+// updateRecord saves a record's settings form: the fields that differ from
+// the stored record, as an update mask, with the revision the form was read
+// at (a concurrent change is refused, not overwritten). R-SEC-4 warnings the
+// change would add are shown first, with "Save anyway".
+func (c *Console) updateRecord(w http.ResponseWriter, r *http.Request, s *session) {
+	name := r.PathValue("name")
+	tenant, scope := recordScope(r, s)
+	f := recordFormFrom(r)
+	d, err := c.loadRecord(r, s, tenant, scope, name)
+	if err != nil && connect.CodeOf(err) != connect.CodePermissionDenied {
+		c.fail(w, r, s, err)
+		return
+	}
+	var stored *adminv1.ProviderSpec
+	pool := false
+	if d != nil {
+		stored, pool = orEmptySpec(d.GetRecord().GetSpec()), d.GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL
+	} else {
+		// Read-only to this admin: the API is asked all the same and
+		// says why not (a cost owner is refused by its roles).
+		resp, gerr := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
+		if gerr != nil {
+			c.fail(w, r, s, gerr)
+			return
+		}
+		stored, pool = orEmptySpec(resp.Msg.GetDetail().GetRecord().GetSpec()), resp.Msg.GetDetail().GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL
+	}
+	var local problemSet
+	spec := recordSpecOf(f, stored, pool, s.cluster, &local)
+	rev, perr := strconv.ParseUint(f.Revision, 10, 64)
+	if perr != nil {
+		rev = 0
+	}
+	if local.any() {
+		f.Problems = local.problems()
+		c.renderRecordForm(w, r, s, http.StatusUnprocessableEntity, name, scope, pool, f)
+		return
+	}
+	paths := recordChanged(stored, spec)
+	if len(paths) == 0 {
+		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashInfo, Text: "Settings of " + name + ": nothing changed."})
+		return
+	}
+	if r.PostFormValue("confirm") == "" && d != nil {
+		if ws := previewRecord(d, spec); len(ws) > 0 {
+			f.Warnings = ws
+			c.renderRecordForm(w, r, s, http.StatusOK, name, scope, pool, f)
+			return
+		}
+	}
+	resp, err := s.api.Providers.UpdateProvider(r.Context(), connect.NewRequest(&adminv1.UpdateProviderRequest{
+		Tenant: tenant, Name: name, Spec: spec, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: rev,
+	}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, status := problemsOf(err)
+		if connect.CodeOf(err) == connect.CodeAborted {
+			p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
+		}
+		f.Problems = foldProblems(rowProblems(p), recordInputs(len(f.Prices)))
+		c.renderRecordForm(w, r, s, status, name, scope, pool, f)
+		return
+	}
+	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: "Settings of " + name + " saved (" + strings.Join(paths, ", ") + ")."}},
+		warningFlashes(resp.Msg.GetWarnings())...)
+	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
+
+// renderRecordForm re-renders a submitted settings form (values kept).
+func (c *Console) renderRecordForm(w http.ResponseWriter, r *http.Request, s *session, status int, name, scope string, pool bool, f web.RecordForm) {
+	f.Prices = padPrices(f.Prices)
+	f.CSRF, f.Scope, f.Name, f.Cluster = s.csrf, scope, name, s.cluster
+	f.Kind = "plain"
+	if pool {
+		f.Kind = "pool"
+	}
+	f.Action = web.RecordHref(name, scope, "edit")
+	c.page(w, r, s, status, "Settings of "+name, "providers", web.RecordEditPage(web.RecordEditView{Record: name, Scope: scope, Form: f}))
+}
+
+// previewRecord returns the R-SEC-4 warnings record d would have with spec
+// that it does not have already (members inheriting a new key secret, say).
+func previewRecord(d *adminv1.ProviderDetail, spec *adminv1.ProviderSpec) []web.Warning {
+	rec := &provider.Record{Name: d.GetRecord().GetName(), Managed: d.GetRecord().GetManaged(),
+		Pool: d.GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL, Spec: proto.Clone(spec).(*adminv1.ProviderSpec)}
+	var names []string
+	if rec.Pool {
+		for _, md := range d.GetMembers() {
+			rec.Members = append(rec.Members, &provider.Member{Name: md.GetMember().GetName(), Spec: orEmptyMember(md.GetMember().GetSpec())})
+			names = append(names, md.GetMember().GetName())
+		}
+	}
+	had := map[string]bool{}
+	for _, w := range d.GetWarnings() {
+		had[w.GetCode()+"\x00"+w.GetMessage()] = true
+	}
+	var out []web.Warning
+	for _, w := range sec4(rec, names) {
+		if !had[w.Code+"\x00"+w.Message] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// deleteRecord deletes a record and its members (the page asks first), at
+// the revision the page showed.
+func (c *Console) deleteRecord(w http.ResponseWriter, r *http.Request, s *session) {
+	name := r.PathValue("name")
+	tenant, scope := recordScope(r, s)
+	rev, err := strconv.ParseUint(strings.TrimSpace(r.PostFormValue("expected_revision")), 10, 64)
+	if err != nil {
+		rev = 0
+	}
+	_, err = s.api.Providers.DeleteProvider(r.Context(), connect.NewRequest(&adminv1.DeleteProviderRequest{Tenant: tenant, Name: name, ExpectedRevision: rev}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, _ := problemsOf(err)
+		if connect.CodeOf(err) == connect.CodeAborted {
+			p.Message = "the record was changed meanwhile; check it, then delete again"
+		}
+		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashError, Text: name + " was not deleted: " + p.Message})
+		return
+	}
+	c.redirect(w, r, withScopeQuery("/console/providers", ""), web.Flash{Kind: web.FlashOK, Text: "Record " + name + " deleted."})
+}
+
+// shareRecord and unshareRecord share a managed record with a tenant and
+// stop sharing it (cluster admins; the API decides).
+func (c *Console) shareRecord(w http.ResponseWriter, r *http.Request, s *session) {
+	c.share(w, r, s, true)
+}
+
+func (c *Console) unshareRecord(w http.ResponseWriter, r *http.Request, s *session) {
+	c.share(w, r, s, false)
+}
+
+func (c *Console) share(w http.ResponseWriter, r *http.Request, s *session, on bool) {
+	name, tenant := r.PathValue("name"), strings.TrimSpace(r.PostFormValue("tenant"))
+	var err error
+	if on {
+		_, err = s.api.Providers.ShareProvider(r.Context(), connect.NewRequest(&adminv1.ShareProviderRequest{Name: name, Tenant: tenant}))
+	} else {
+		_, err = s.api.Providers.UnshareProvider(r.Context(), connect.NewRequest(&adminv1.UnshareProviderRequest{Name: name, Tenant: tenant}))
+	}
+	verb := "shared with"
+	if !on {
+		verb = "unshared from"
+	}
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated {
+			c.fail(w, r, s, err)
+			return
+		}
+		p, _ := problemsOf(err)
+		c.redirect(w, r, web.ProviderHref(name, web.ScopeManaged), web.Flash{Kind: web.FlashError, Text: name + " was not " + verb + " " + tenant + ": " + p.Message})
+		return
+	}
+	c.redirect(w, r, web.ProviderHref(name, web.ScopeManaged), web.Flash{Kind: web.FlashOK, Text: name + " " + verb + " " + tenant + "."})
+}
