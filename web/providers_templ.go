@@ -675,7 +675,7 @@ func authFields(a AuthForm, p Problems, inherit string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		templ_7745c5c3_Err = FormField(Field{Name: "spec.auth.header", Label: "API-key header", Value: a.Header, Autocomplete: "off", Problem: p.For("spec.auth.header"),
-			Placeholder: "authorization", Hint: "API key: e.g. authorization (sent as Bearer), api-key, x-api-key."}).Render(ctx, templ_7745c5c3_Buffer)
+			Hint: "API key: e.g. authorization (sent as Bearer), api-key, x-api-key."}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -683,11 +683,11 @@ func authFields(a AuthForm, p Problems, inherit string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = FormField(Field{Name: "spec.auth.aws_service", Label: "SigV4 service", Value: a.AWSService, Autocomplete: "off", Problem: p.For("spec.auth.aws_service"), Placeholder: "bedrock"}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = FormField(Field{Name: "spec.auth.aws_service", Label: "SigV4 service", Value: a.AWSService, Autocomplete: "off", Problem: p.For("spec.auth.aws_service"), Hint: "e.g. bedrock"}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = FormField(Field{Name: "spec.auth.aws_region", Label: "SigV4 region", Value: a.AWSRegion, Autocomplete: "off", Problem: p.For("spec.auth.aws_region"), Placeholder: "eu-north-1"}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = FormField(Field{Name: "spec.auth.aws_region", Label: "SigV4 region", Value: a.AWSRegion, Autocomplete: "off", Problem: p.For("spec.auth.aws_region"), Hint: "e.g. eu-north-1"}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
