@@ -171,8 +171,8 @@ type ingestWorker struct {
 
 // fetched is one fetch's outcome: its records, decoded, or what ended it.
 type fetched struct {
-	b   *batch // nil when the fetch brought no call record
-	err error
+	batch *batch // nil when the fetch brought no call record
+	err   error
 }
 
 // run fetches and writes batches until ctx ends or the consumer is gone
@@ -188,15 +188,15 @@ func (w *ingestWorker) run(ctx context.Context, cons jetstream.Consumer) (gone b
 	fetcher.Go(func() {
 		defer close(batches)
 		for fctx.Err() == nil {
-			b := w.fetch(fctx, cons)
+			f := w.fetch(fctx, cons)
 			select {
-			case batches <- b:
+			case batches <- f:
 			case <-fctx.Done():
-				b.b.nakAll()
+				f.batch.nakAll()
 				return
 			}
-			if b.err != nil {
-				if consumerGone(b.err) {
+			if f.err != nil {
+				if consumerGone(f.err) {
 					return
 				}
 				sleep(fctx, time.Second)
@@ -205,19 +205,19 @@ func (w *ingestWorker) run(ctx context.Context, cons jetstream.Consumer) (gone b
 	})
 	defer func() {
 		stop()
-		for b := range batches {
-			b.b.nakAll()
+		for f := range batches {
+			f.batch.nakAll()
 		}
 		fetcher.Wait()
 	}()
-	for b := range batches {
+	for f := range batches {
 		if ctx.Err() != nil {
-			b.b.nakAll()
+			f.batch.nakAll()
 			continue
 		}
-		err := b.err
-		if err == nil && b.b != nil {
-			err = w.write(ctx, b.b)
+		err := f.err
+		if err == nil && f.batch != nil {
+			err = w.write(ctx, f.batch)
 		}
 		if err == nil {
 			w.in.fail.ok(ctx)
@@ -265,7 +265,7 @@ func (w *ingestWorker) fetch(ctx context.Context, cons jetstream.Consumer) fetch
 	if len(todo) == 0 {
 		return fetched{}
 	}
-	return fetched{b: newBatch(todo)}
+	return fetched{batch: newBatch(todo)}
 }
 
 // pending is one fetched message and its row.
@@ -318,25 +318,34 @@ func (b *batch) nakAll() {
 // write writes b in one transaction and acks it after the commit. When
 // some record breaks a rule toRow does not know of, it writes them one at
 // a time so that only that record is dropped; when Postgres fails, it naks
-// them all (redelivered after a second).
+// what it did not write (redelivered after a second).
 func (w *ingestWorker) write(ctx context.Context, b *batch) error {
 	err := w.writeAck(ctx, b)
 	if dataError(err) && len(b.todo) > 1 {
-		for _, p := range b.todo {
-			if err := w.writeAck(ctx, newBatch([]pending{p})); dataError(err) {
+		for i, p := range b.todo {
+			err := w.writeAck(ctx, newBatch([]pending{p}))
+			if dataError(err) {
 				w.drop(ctx, p.msg, err)
-			} else if err != nil {
+				continue
+			}
+			if err != nil {
+				nakLater(b.todo[i:])
 				return err
 			}
 		}
 		return nil
 	}
 	if err != nil {
-		for _, p := range b.todo {
-			_ = p.msg.NakWithDelay(time.Second)
-		}
+		nakLater(b.todo)
 	}
 	return err
+}
+
+// nakLater asks NATS to redeliver todo's messages after a second.
+func nakLater(todo []pending) {
+	for _, p := range todo {
+		_ = p.msg.NakWithDelay(time.Second)
+	}
 }
 
 // dataError reports whether err is PostgreSQL refusing the data (a data

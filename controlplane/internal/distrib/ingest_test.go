@@ -261,9 +261,9 @@ func TestIngestStopsAndResumes(t *testing.T) {
 	if got := count("SELECT spent_nanos FROM budgets WHERE id = $1", all); got != want {
 		t.Errorf("budget spent %d, want %d (each call once)", got, want)
 	}
-	if got := first.Stats().Inserted + second.Stats().Inserted; got != n {
-		t.Errorf("inserted %d + %d, want %d in all", first.Stats().Inserted, second.Stats().Inserted, n)
-	}
+	// (The ingests' Inserted counts need not add up to n: a commit that
+	// the stop interrupted may have happened without the first ingest
+	// learning of it; its records came back and were found stored.)
 }
 
 // TestIngestKeepsKeysToTheirTenant publishes a call of one tenant that
