@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +13,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/controlplane/internal/money"
+	"weir.dev/controlplane/internal/usageexport"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -29,7 +28,7 @@ func setupBudgetSet(fs *flag.FlagSet) runFunc {
 		if *limit == "" || *period == "" {
 			return c.usagef("--limit and --period are required")
 		}
-		nanos, err := parseDollars(*limit, nanoScale)
+		nanos, err := money.ParseNanos(*limit)
 		if err != nil {
 			return c.usagef("--limit: %v", err)
 		}
@@ -73,7 +72,7 @@ func setupBudgetSet(fs *flag.FlagSet) runFunc {
 				scope = "key " + b.GetKey()
 			}
 			_, err := fmt.Fprintf(w, "%s budget %s: %s USD per %s for %s\n", verb, b.GetName(),
-				formatNanos(b.GetLimitNanos()), periodName(b.GetPeriod()), scope)
+				money.FormatNanos(b.GetLimitNanos()), periodName(b.GetPeriod()), scope)
 			return err
 		})
 	}
@@ -103,8 +102,8 @@ func (c *call) budgetList(ctx context.Context) error {
 	return c.emit(&adminv1.ListBudgetsResponse{Budgets: budgets}, func(w io.Writer) error {
 		t := newTable(w, "NAME", "KEY", "PERIOD", "LIMIT USD", "SPENT USD", "LEASED USD", "PERIOD START", "PERIOD END")
 		for _, b := range budgets {
-			t.row(b.GetName(), b.GetKey(), periodName(b.GetPeriod()), formatNanos(b.GetLimitNanos()),
-				formatNanos(b.GetSpentNanos()), formatNanos(b.GetLeasedNanos()), ts(b.GetPeriodStart()), ts(b.GetPeriodEnd()))
+			t.row(b.GetName(), b.GetKey(), periodName(b.GetPeriod()), money.FormatNanos(b.GetLimitNanos()),
+				money.FormatNanos(b.GetSpentNanos()), money.FormatNanos(b.GetLeasedNanos()), ts(b.GetPeriodStart()), ts(b.GetPeriodEnd()))
 		}
 		return t.flush()
 	})
@@ -141,14 +140,6 @@ func parseDate(s string, end bool) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("want YYYY-MM-DD or an RFC 3339 time, got %q", s)
 	}
 	return t.UTC(), nil
-}
-
-// usageColumns returns the CSV columns of `weir usage export`; money is
-// exact decimal dollars.
-func usageColumns() []string {
-	return []string{"bucket_start", "call_id", "tenant", "key", "record", "member", "managed", "model",
-		"calls", "failed_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-		"cost_usd", "estimated_cost_usd"}
 }
 
 // setupUsageExport registers the flags of `weir usage export`.
@@ -192,112 +183,18 @@ func setupUsageExport(fs *flag.FlagSet) runFunc {
 			return fmt.Errorf("export usage: %w", err)
 		}
 		defer stream.Close()
-		out := newUsageWriter(c.Stdout, f)
+		out := usageexport.NewWriter(c.Stdout, usageexport.Format(f))
 		for stream.Receive() {
-			if err := out.rows(stream.Msg().GetRows()); err != nil {
+			if err := out.Rows(stream.Msg().GetRows()); err != nil {
 				return err
 			}
 		}
 		if err := stream.Err(); err != nil {
 			return fmt.Errorf("export usage: %w", err)
 		}
-		return out.close()
+		return out.Close()
 	}
 }
-
-// usageWriter streams usage rows as CSV (a header, then one line per row) or
-// as one JSON array (one protojson UsageRow per element). Each batch is
-// flushed as it arrives; an export that fails midway leaves the array open,
-// so a truncated file is never valid JSON.
-type usageWriter struct {
-	w       io.Writer
-	csv     *csv.Writer
-	started bool
-	n       int
-}
-
-// newUsageWriter returns a writer for format "csv" or "json".
-func newUsageWriter(w io.Writer, format string) *usageWriter {
-	u := &usageWriter{w: w}
-	if format == "csv" {
-		u.csv = csv.NewWriter(w)
-	}
-	return u
-}
-
-// start writes the CSV header or the opening bracket.
-func (u *usageWriter) start() error {
-	if u.started {
-		return nil
-	}
-	u.started = true
-	if u.csv != nil {
-		return u.csv.Write(usageColumns())
-	}
-	_, err := io.WriteString(u.w, "[")
-	return err
-}
-
-// rows writes one batch.
-func (u *usageWriter) rows(rows []*adminv1.UsageRow) error {
-	if err := u.start(); err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if u.csv != nil {
-			err := u.csv.Write([]string{ts(r.GetBucketStart()), r.GetCallId(), r.GetTenant(), r.GetKey(), r.GetRecord(),
-				r.GetMember(), strconv.FormatBool(r.GetManaged()), r.GetModel(), i64(r.GetCalls()), i64(r.GetFailedCalls()),
-				i64(r.GetInputTokens()), i64(r.GetOutputTokens()), i64(r.GetCacheReadTokens()), i64(r.GetCacheWriteTokens()),
-				formatNanos(r.GetCostNanos()), formatNanos(r.GetEstimatedCostNanos())})
-			if err != nil {
-				return fmt.Errorf("write csv: %w", err)
-			}
-			continue
-		}
-		b, err := jsonOptions().Marshal(r)
-		if err != nil {
-			return fmt.Errorf("encode json: %w", err)
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, b); err != nil {
-			return fmt.Errorf("encode json: %w", err)
-		}
-		sep := ",\n  "
-		if u.n == 0 {
-			sep = "\n  "
-		}
-		if _, err := io.WriteString(u.w, sep+compact.String()); err != nil {
-			return err
-		}
-		u.n++
-	}
-	if u.csv != nil {
-		u.csv.Flush()
-		return u.csv.Error()
-	}
-	return nil
-}
-
-// close ends the output: the CSV header alone for no rows, or the closing
-// bracket.
-func (u *usageWriter) close() error {
-	if err := u.start(); err != nil {
-		return err
-	}
-	if u.csv != nil {
-		u.csv.Flush()
-		return u.csv.Error()
-	}
-	end := "\n]\n"
-	if u.n == 0 {
-		end = "]\n"
-	}
-	_, err := io.WriteString(u.w, end)
-	return err
-}
-
-// i64 prints an integer.
-func i64(n int64) string { return strconv.FormatInt(n, 10) }
 
 // setupCallsList registers the flags of `weir calls list`.
 func setupCallsList(fs *flag.FlagSet) runFunc {
@@ -353,7 +250,7 @@ func setupCallsList(fs *flag.FlagSet) runFunc {
 				r := x.GetRecord()
 				t.row(r.GetCallId(), ts(r.GetStartedAt()), x.GetKey(), r.GetModel(), r.GetRecordName(), r.GetMemberName(),
 					statusText(r.GetStatus()), enumName(r.GetOutcome().String(), "CALL_OUTCOME_"),
-					strconv.Itoa(len(r.GetAttempts())), formatNanos(r.GetCostNanos()), dur(r.GetDuration()))
+					strconv.Itoa(len(r.GetAttempts())), money.FormatNanos(r.GetCostNanos()), dur(r.GetDuration()))
 			}
 			return t.flush()
 		})
@@ -399,8 +296,8 @@ func (c *call) callShow(ctx context.Context) error {
 			"duration", dur(r.GetDuration()),
 			"tokens", fmt.Sprintf("input %d, output %d, cache read %d, cache write %d",
 				u.GetInputTokens(), u.GetOutputTokens(), u.GetCacheReadTokens(), u.GetCacheWriteTokens()),
-			"reserved USD", formatNanos(r.GetReservedNanos()),
-			"cost USD", formatNanos(r.GetCostNanos())+flagged(r.GetCostFlagged()),
+			"reserved USD", money.FormatNanos(r.GetReservedNanos()),
+			"cost USD", money.FormatNanos(r.GetCostNanos())+flagged(r.GetCostFlagged()),
 			"job", r.GetJobHash(),
 		)
 		if err != nil {
@@ -411,14 +308,14 @@ func (c *call) callShow(ctx context.Context) error {
 		for _, at := range r.GetAttempts() {
 			t.row(strconv.FormatUint(uint64(at.GetIndex()), 10), at.GetRecordName(), at.GetMemberName(), statusText(at.GetStatus()),
 				enumName(at.GetOutcome().String(), "ATTEMPT_OUTCOME_"), enumName(at.GetKind().String(), "FAILURE_KIND_"),
-				at.GetReason(), dur(at.GetLatency()), formatNanos(at.GetCostNanos())+flagged(at.GetCostEstimated()), ts(at.GetStartedAt()))
+				at.GetReason(), dur(at.GetLatency()), money.FormatNanos(at.GetCostNanos())+flagged(at.GetCostEstimated()), ts(at.GetStartedAt()))
 		}
 		if err := t.flush(); err != nil {
 			return err
 		}
 		if cr := r.GetCache(); cr != nil && cr.GetMiss() != "" {
 			fmt.Fprintf(w, "\ncache miss %s: member %s after %s (%d cached input tokens, about %s USD)\n", cr.GetMiss(),
-				cr.GetMember(), cr.GetPreviousMember(), cr.GetPreviousCachedInputTokens(), formatNanos(cr.GetEstimatedMissCostNanos()))
+				cr.GetMember(), cr.GetPreviousMember(), cr.GetPreviousCachedInputTokens(), money.FormatNanos(cr.GetEstimatedMissCostNanos()))
 		}
 		return nil
 	})

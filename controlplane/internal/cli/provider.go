@@ -11,6 +11,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"weir.dev/controlplane/internal/money"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -566,7 +567,7 @@ func resolvedPriceText(p *adminv1.ResolvedPrice) string {
 		v    *int64
 	}{{"input", pr.InputMicros}, {"output", pr.OutputMicros}, {"cache read", pr.CacheReadMicros}, {"cache write", pr.CacheWriteMicros}} {
 		if x.v != nil {
-			parts = append(parts, x.name+" "+formatMicros(*x.v))
+			parts = append(parts, x.name+" "+money.FormatMicros(*x.v))
 		}
 	}
 	s := strings.Join(parts, ", ")

@@ -8,6 +8,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"weir.dev/controlplane/internal/money"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/web"
@@ -161,7 +162,7 @@ func budgetRow(b *adminv1.Budget, tenant string) web.BudgetRow {
 	row := web.BudgetRow{
 		Name: b.GetName(), Period: periodName(b.GetPeriod()), Key: b.GetKey(),
 		Limit: fmtUSD(limit), Spent: fmtUSD(spent), Leased: fmtUSD(b.GetLeasedNanos()), Left: fmtUSD(left),
-		MeterMax: nanosText(limit), MeterHigh: nanosText(limit - limit/5),
+		MeterMax: money.FormatNanos(limit), MeterHigh: money.FormatNanos(limit - limit/5),
 		Percent: budgetPercent(spent, limit), Over: limit > 0 && spent >= limit,
 		DeleteURL: acctURL("/console/budgets/"+url.PathEscape(b.GetName())+"/delete", tenant, nil),
 	}
@@ -173,7 +174,7 @@ func budgetRow(b *adminv1.Budget, tenant string) web.BudgetRow {
 	if mv < 0 {
 		mv = 0
 	}
-	row.MeterValue = nanosText(mv)
+	row.MeterValue = money.FormatNanos(mv)
 	if t := b.GetPeriodStart(); t != nil {
 		row.PeriodStart = t.AsTime()
 	}

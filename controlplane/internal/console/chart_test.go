@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/controlplane/internal/money"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 )
 
@@ -90,8 +91,8 @@ func TestMoney(t *testing.T) {
 		}
 	}
 	for n, want := range map[int64]string{0: "0", 1: "0.000000001", 2_750_000_000: "2.75", -5: "-0.000000005", 12_000_000_000: "12"} {
-		if got := nanosText(n); got != want {
-			t.Errorf("nanosText(%d) = %q, want %q", n, got, want)
+		if got := money.FormatNanos(n); got != want {
+			t.Errorf("money.FormatNanos(%d) = %q, want %q", n, got, want)
 		}
 	}
 	if fmtUSD(-5) != "-$0.000000005" || budgetPercent(1, 3) != "33%" || budgetPercent(5, 0) != "—" {
