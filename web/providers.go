@@ -84,6 +84,7 @@ type ProviderForm struct {
 	Kind, Preset, Wire                 string
 	BaseURL, KeySecret, Models, Region string
 	RPM, InputTPM, OutputTPM           string
+	Recovery                           RecoveryForm
 	// Members are the pool's member rows (blank rows are ignored).
 	Members  []NewMember
 	Problems Problems

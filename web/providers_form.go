@@ -62,10 +62,62 @@ type RecordForm struct {
 	Internal                                  bool
 	Auth                                      AuthForm
 	Prices                                    []PriceRow
+	Recovery                                  RecoveryForm
 
 	Problems Problems
 	// Warnings are R-SEC-4 warnings found before saving.
 	Warnings []Warning
+}
+
+// RecoveryForm is a record's failover settings as typed
+// (spec.recovery.<field>): "" is the default the edge applies. Durations
+// are Go durations ("90s", "2m30s", "1h", "250ms") or plain seconds ("90",
+// "1.5").
+type RecoveryForm struct {
+	MaxAttempts, CallDeadline, AttemptDeadline string
+	CooldownBase, CooldownMax, MaxWait         string
+}
+
+// Defaults the edge applies to a record's recovery settings left unset
+// (ROUTING.md; weir.config.v1.Recovery): shown as the inputs' placeholders.
+const (
+	DefaultMaxAttempts     = "8"
+	DefaultCallDeadline    = "600s"
+	DefaultAttemptDeadline = "120s"
+	DefaultCooldownBase    = "10s"
+	DefaultCooldownMax     = "1h"
+	DefaultMaxWait         = "0s"
+)
+
+// recoveryInput is one recovery input: its proto field under
+// spec.recovery, label, value, default and what it does.
+type recoveryInput struct{ field, label, value, def, hint string }
+
+// durationHint is how every recovery duration is typed.
+const durationHint = "Go duration (90s, 2m30s, 250ms) or plain seconds (90, 1.5)."
+
+func (r RecoveryForm) inputs() [][]recoveryInput {
+	return [][]recoveryInput{{
+		{"max_attempts", "Max attempts", r.MaxAttempts, DefaultMaxAttempts, "Attempts to members per call, failovers included (R-FAIL-13). Empty: 8."},
+		{"call_deadline", "Call deadline", r.CallDeadline, DefaultCallDeadline, "The whole call, failovers included. " + durationHint + " Empty: 600s."},
+		{"attempt_deadline", "Attempt deadline", r.AttemptDeadline, DefaultAttemptDeadline, "Wait for an attempt's response headers (R-FAIL-9); 0 disables it. " + durationHint + " Empty: 120s."},
+	}, {
+		{"cooldown_base", "Cooldown base", r.CooldownBase, DefaultCooldownBase, "A member's first cooldown after a 429 naming no time, doubled per refusal (R-FAIL-2). " + durationHint + " Empty: 10s."},
+		{"cooldown_max", "Cooldown max", r.CooldownMax, DefaultCooldownMax, "Caps every cooldown. " + durationHint + " Empty: 1h."},
+		{"max_wait", "Max wait", r.MaxWait, DefaultMaxWait, "How long a call may wait for a cooling member instead of answering 429 (R-END-1). " + durationHint + " Empty: 0s (no wait)."},
+	}}
+}
+
+func recoveryPath(field string) string { return "spec.recovery." + field }
+
+func (in recoveryInput) fieldOf(p Problems) Field {
+	typ := "text"
+	if in.field == "max_attempts" {
+		typ = "number"
+	}
+	name := recoveryPath(in.field)
+	return Field{Name: name, Label: in.label, Type: typ, Value: in.value, Hint: in.hint, Placeholder: "default: " + in.def,
+		Problem: p.For(name), Autocomplete: "off"}
 }
 
 // RecordEditView is the page of a record's settings form.

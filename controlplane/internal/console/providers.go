@@ -163,7 +163,7 @@ func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *sess
 		BaseURL: strings.TrimSpace(r.PostFormValue("spec.base_url")), KeySecret: strings.TrimSpace(r.PostFormValue("spec.key_secret")),
 		Models: r.PostFormValue("spec.models"), Region: strings.TrimSpace(r.PostFormValue("spec.region")),
 		RPM: strings.TrimSpace(r.PostFormValue("spec.limits.rpm")), InputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.input_tpm")),
-		OutputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.output_tpm")),
+		OutputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.output_tpm")), Recovery: recoveryFormFrom(r),
 	}
 	if f.Kind != "plain" {
 		f.Kind = "pool"
@@ -191,7 +191,7 @@ func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *sess
 	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: provider.ParsePreset(f.Preset)}
 	spec := &adminv1.ProviderSpec{
 		WireFormat: parseWire(f.Wire), KeySecret: f.KeySecret, Region: f.Region,
-		Models: modelsOf(splitList(f.Models)),
+		Models: modelsOf(splitList(f.Models)), Recovery: recoveryOf(f.Recovery, &local),
 	}
 	if f.Preset != "" && req.Preset == adminv1.Preset_PRESET_UNSPECIFIED {
 		local.add("preset", "unknown preset")
@@ -261,6 +261,7 @@ func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *sess
 func createInputs(members int) []string {
 	names := []string{"scope", "name", "kind", "preset", "spec.wire_format", "spec.key_secret", "spec.region", "spec.models",
 		"spec.base_url", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm"}
+	names = append(names, recoveryInputs()...)
 	for i := range max(members, createMemberRows) {
 		for _, f := range []string{"name", "spec.base_url", "spec.key_secret", "spec.weight"} {
 			names = append(names, fmt.Sprintf("members[%d].%s", i, f))
@@ -345,6 +346,7 @@ func recordSettings(rec *adminv1.ProviderRecord, cluster bool) []web.Setting {
 		web.Setting{Key: "priority", Label: "Priority", Value: strconv.Itoa(int(sp.GetPriority()))},
 		web.Setting{Key: "account", Label: "Account", Value: sp.GetAccount()},
 		web.Setting{Key: "api_version", Label: "API version", Value: sp.GetApiVersion()},
+		web.Setting{Key: "recovery", Label: "Recovery", Value: recoveryText(sp.GetRecovery())},
 		web.Setting{Key: "revision", Label: "Revision", Value: strconv.FormatUint(rec.GetRevision(), 10)},
 	)
 	if sp.GetInternal() {

@@ -30,6 +30,7 @@ func recordInputs(rows int) []string {
 		"spec.tags", "spec.allowed_regions", "spec.rate_limit_headers", "spec.account", "spec.api_version", "spec.internal",
 	}
 	names = append(names, authInputs...)
+	names = append(names, recoveryInputs()...)
 	return append(names, priceInputs(rows)...)
 }
 
@@ -101,7 +102,7 @@ func recordFormOf(sp *adminv1.ProviderSpec) web.RecordForm {
 		Priority: num(int64(sp.GetPriority())), DefaultMaxOut: num(sp.GetDefaultMaxOutput()), Account: sp.GetAccount(),
 		APIVersion: sp.GetApiVersion(), RPM: num(sp.GetLimits().GetRpm()), InputTPM: num(sp.GetLimits().GetInputTpm()),
 		OutputTPM: num(sp.GetLimits().GetOutputTpm()), Internal: sp.GetInternal(), Auth: authFormOf(sp.GetAuth()),
-		Prices: priceRowsOf(sp.GetPrices()),
+		Prices: priceRowsOf(sp.GetPrices()), Recovery: recoveryFormOf(sp.GetRecovery()),
 	}
 }
 
@@ -115,13 +116,14 @@ func recordFormFrom(r *http.Request) web.RecordForm {
 		DefaultMaxOut: v("spec.default_max_output"), Account: v("spec.account"), APIVersion: v("spec.api_version"),
 		RPM: v("spec.limits.rpm"), InputTPM: v("spec.limits.input_tpm"), OutputTPM: v("spec.limits.output_tpm"),
 		Internal: r.PostFormValue("spec.internal") != "", Auth: authFormFrom(r), Prices: priceRowsFrom(r),
+		Recovery: recoveryFormFrom(r),
 	}
 }
 
 // recordSpecOf applies the form onto a clone of the stored spec. The
-// fields the form does not show (a pool's base_url and limits, recovery,
-// internal for non-cluster admins) keep their stored values; models keep
-// their stored kinds.
+// fields the form does not show (a pool's base_url and limits, internal
+// for non-cluster admins) keep their stored values; models keep their
+// stored kinds.
 func recordSpecOf(f web.RecordForm, stored *adminv1.ProviderSpec, pool, cluster bool, local *problemSet) *adminv1.ProviderSpec {
 	spec := proto.Clone(stored).(*adminv1.ProviderSpec)
 	spec.WireFormat = parseWire(f.Wire)
@@ -171,6 +173,7 @@ func recordSpecOf(f web.RecordForm, stored *adminv1.ProviderSpec, pool, cluster 
 	}
 	spec.Auth = authOf(f.Auth, local)
 	spec.Prices = pricesOf(f.Prices, local)
+	spec.Recovery = recoveryOf(f.Recovery, local)
 	return spec
 }
 
@@ -209,7 +212,7 @@ func recordChanged(a, b *adminv1.ProviderSpec) []string {
 	add("internal", a.GetInternal() != b.GetInternal())
 	add("account", a.GetAccount() != b.GetAccount())
 	add("api_version", a.GetApiVersion() != b.GetApiVersion())
-	return out
+	return append(out, recoveryChanged(a.GetRecovery(), b.GetRecovery())...)
 }
 
 // updateRecord saves a record's settings form: the fields that differ from
