@@ -1,5 +1,5 @@
 -- name: CreateAdmin :one
-INSERT INTO admins (name) VALUES (@name) RETURNING *;
+INSERT INTO admins (name, display_name) VALUES (@name, @display_name) RETURNING *;
 
 -- name: GetAdmin :one
 SELECT * FROM admins WHERE id = @id;

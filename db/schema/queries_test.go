@@ -266,7 +266,7 @@ func TestKeysAdminsBudgets(t *testing.T) {
 		t.Errorf("GetDataRules (-upserted +got):\n%s", diff)
 	}
 
-	root := must[sqlc.Admin](t)(q.CreateAdmin(ctx, "root@example.com"))
+	root := must[sqlc.Admin](t)(q.CreateAdmin(ctx, sqlc.CreateAdminParams{Name: "root@example.com", DisplayName: "Root"}))
 	must[sqlc.AdminRole](t)(q.GrantRole(ctx, sqlc.GrantRoleParams{AdminID: root.ID, Role: "cluster_admin"}))
 	g1 := must[sqlc.AdminRole](t)(q.GrantRole(ctx, sqlc.GrantRoleParams{AdminID: root.ID, Role: "cost_owner", TenantID: acme.ID}))
 	g2 := must[sqlc.AdminRole](t)(q.GrantRole(ctx, sqlc.GrantRoleParams{AdminID: root.ID, Role: "cost_owner", TenantID: acme.ID}))

@@ -12,17 +12,23 @@ import (
 )
 
 const createAdmin = `-- name: CreateAdmin :one
-INSERT INTO admins (name) VALUES ($1) RETURNING id, name, disabled, created_at
+INSERT INTO admins (name, display_name) VALUES ($1, $2) RETURNING id, name, disabled, created_at, display_name
 `
 
-func (q *Queries) CreateAdmin(ctx context.Context, name string) (Admin, error) {
-	row := q.db.QueryRow(ctx, createAdmin, name)
+type CreateAdminParams struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+}
+
+func (q *Queries) CreateAdmin(ctx context.Context, arg CreateAdminParams) (Admin, error) {
+	row := q.db.QueryRow(ctx, createAdmin, arg.Name, arg.DisplayName)
 	var i Admin
 	err := row.Scan(
 		&i.ID,
 		&i.Name,
 		&i.Disabled,
 		&i.CreatedAt,
+		&i.DisplayName,
 	)
 	return i, err
 }
@@ -74,7 +80,7 @@ func (q *Queries) DeleteAdmin(ctx context.Context, id pgtype.UUID) (int64, error
 }
 
 const getAdmin = `-- name: GetAdmin :one
-SELECT id, name, disabled, created_at FROM admins WHERE id = $1
+SELECT id, name, disabled, created_at, display_name FROM admins WHERE id = $1
 `
 
 func (q *Queries) GetAdmin(ctx context.Context, id pgtype.UUID) (Admin, error) {
@@ -85,12 +91,13 @@ func (q *Queries) GetAdmin(ctx context.Context, id pgtype.UUID) (Admin, error) {
 		&i.Name,
 		&i.Disabled,
 		&i.CreatedAt,
+		&i.DisplayName,
 	)
 	return i, err
 }
 
 const getAdminByName = `-- name: GetAdminByName :one
-SELECT id, name, disabled, created_at FROM admins WHERE name = $1
+SELECT id, name, disabled, created_at, display_name FROM admins WHERE name = $1
 `
 
 func (q *Queries) GetAdminByName(ctx context.Context, name string) (Admin, error) {
@@ -101,12 +108,13 @@ func (q *Queries) GetAdminByName(ctx context.Context, name string) (Admin, error
 		&i.Name,
 		&i.Disabled,
 		&i.CreatedAt,
+		&i.DisplayName,
 	)
 	return i, err
 }
 
 const getAdminTokenByHash = `-- name: GetAdminTokenByHash :one
-SELECT admin_tokens.id, admin_tokens.admin_id, admin_tokens.label, admin_tokens.sha256, admin_tokens.created_at, admin_tokens.expires_at, admin_tokens.last_used_at, admin_tokens.revoked_at, admins.id, admins.name, admins.disabled, admins.created_at
+SELECT admin_tokens.id, admin_tokens.admin_id, admin_tokens.label, admin_tokens.sha256, admin_tokens.created_at, admin_tokens.expires_at, admin_tokens.last_used_at, admin_tokens.revoked_at, admins.id, admins.name, admins.disabled, admins.created_at, admins.display_name
 FROM admin_tokens
 JOIN admins ON admins.id = admin_tokens.admin_id
 WHERE admin_tokens.sha256 = $1
@@ -138,6 +146,7 @@ func (q *Queries) GetAdminTokenByHash(ctx context.Context, sha256 []byte) (GetAd
 		&i.Admin.Name,
 		&i.Admin.Disabled,
 		&i.Admin.CreatedAt,
+		&i.Admin.DisplayName,
 	)
 	return i, err
 }
@@ -234,7 +243,7 @@ func (q *Queries) ListAdminTokens(ctx context.Context, adminID pgtype.UUID) ([]A
 }
 
 const listAdmins = `-- name: ListAdmins :many
-SELECT id, name, disabled, created_at FROM admins ORDER BY name
+SELECT id, name, disabled, created_at, display_name FROM admins ORDER BY name
 `
 
 func (q *Queries) ListAdmins(ctx context.Context) ([]Admin, error) {
@@ -251,6 +260,7 @@ func (q *Queries) ListAdmins(ctx context.Context) ([]Admin, error) {
 			&i.Name,
 			&i.Disabled,
 			&i.CreatedAt,
+			&i.DisplayName,
 		); err != nil {
 			return nil, err
 		}
@@ -341,7 +351,7 @@ func (q *Queries) RevokeRole(ctx context.Context, arg RevokeRoleParams) (int64, 
 }
 
 const setAdminDisabled = `-- name: SetAdminDisabled :one
-UPDATE admins SET disabled = $1 WHERE id = $2 RETURNING id, name, disabled, created_at
+UPDATE admins SET disabled = $1 WHERE id = $2 RETURNING id, name, disabled, created_at, display_name
 `
 
 type SetAdminDisabledParams struct {
@@ -357,6 +367,7 @@ func (q *Queries) SetAdminDisabled(ctx context.Context, arg SetAdminDisabledPara
 		&i.Name,
 		&i.Disabled,
 		&i.CreatedAt,
+		&i.DisplayName,
 	)
 	return i, err
 }

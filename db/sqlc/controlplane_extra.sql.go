@@ -196,7 +196,7 @@ func (q *Queries) ListAdminGrants(ctx context.Context, adminID pgtype.UUID) ([]L
 }
 
 const listAdminsWithTenantRole = `-- name: ListAdminsWithTenantRole :many
-SELECT a.id, a.name, a.disabled, a.created_at FROM admins a
+SELECT a.id, a.name, a.disabled, a.created_at, a.display_name FROM admins a
 WHERE EXISTS (SELECT 1 FROM admin_roles r WHERE r.admin_id = a.id AND r.tenant_id = $1)
 ORDER BY a.name
 `
@@ -216,6 +216,7 @@ func (q *Queries) ListAdminsWithTenantRole(ctx context.Context, tenantID pgtype.
 			&i.Name,
 			&i.Disabled,
 			&i.CreatedAt,
+			&i.DisplayName,
 		); err != nil {
 			return nil, err
 		}

@@ -21,10 +21,11 @@ type APIKey struct {
 }
 
 type Admin struct {
-	ID        pgtype.UUID        `json:"id"`
-	Name      string             `json:"name"`
-	Disabled  bool               `json:"disabled"`
-	CreatedAt pgtype.Timestamptz `json:"created_at"`
+	ID          pgtype.UUID        `json:"id"`
+	Name        string             `json:"name"`
+	Disabled    bool               `json:"disabled"`
+	CreatedAt   pgtype.Timestamptz `json:"created_at"`
+	DisplayName string             `json:"display_name"`
 }
 
 type AdminRole struct {

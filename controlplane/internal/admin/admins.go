@@ -111,7 +111,7 @@ func (s *AdminService) find(ctx context.Context, q adminQueries, p auth.Principa
 // adminProto shows t to p: roles on tenants p holds no role on are left out
 // unless p is a cluster admin.
 func (s *AdminService) adminProto(ctx context.Context, p auth.Principal, t target) (*adminv1.Admin, error) {
-	out := &adminv1.Admin{Id: store.UUIDString(t.admin.ID), Name: t.admin.Name, CreatedAt: ts(t.admin.CreatedAt)}
+	out := &adminv1.Admin{Id: store.UUIDString(t.admin.ID), Name: t.admin.Name, DisplayName: t.admin.DisplayName, CreatedAt: ts(t.admin.CreatedAt)}
 	self := out.Id == p.AdminID
 	for _, g := range t.grants {
 		if p.IsClusterAdmin() || self || (g.Role != auth.RoleClusterAdmin && len(p.RolesOn(g.Tenant)) > 0) {
@@ -233,7 +233,7 @@ func (s *AdminService) CreateAdmin(ctx context.Context, req *connect.Request[adm
 	}
 	var t target
 	err = s.tx.Tx(ctx, p.Actor(), func(tx *store.Tx) error {
-		a, err := tx.Q.CreateAdmin(ctx, m.GetName())
+		a, err := tx.Q.CreateAdmin(ctx, sqlc.CreateAdminParams{Name: m.GetName(), DisplayName: m.GetDisplayName()})
 		if err != nil {
 			return err
 		}

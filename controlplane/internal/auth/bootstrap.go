@@ -40,7 +40,7 @@ func Bootstrap(ctx context.Context, st *store.Store, name string, force bool, ra
 		}
 		a, err := tx.Q.GetAdminByName(ctx, name)
 		if store.IsNotFound(err) {
-			a, err = tx.Q.CreateAdmin(ctx, name)
+			a, err = tx.Q.CreateAdmin(ctx, sqlc.CreateAdminParams{Name: name})
 		}
 		if err != nil {
 			return err

@@ -82,7 +82,7 @@ func newHarness(t *testing.T) *harness {
 		{"cora", "cost_owner", "acme"},
 		{"bob", "tenant_admin", "beta"},
 	} {
-		admin, err := st.Q.CreateAdmin(ctx, a.name)
+		admin, err := st.Q.CreateAdmin(ctx, sqlc.CreateAdminParams{Name: a.name})
 		if err != nil {
 			t.Fatal(err)
 		}

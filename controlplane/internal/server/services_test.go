@@ -418,3 +418,63 @@ func TestAuditPaging(t *testing.T) {
 		t.Errorf("cluster audit of tenants = %v, %v", r, err)
 	}
 }
+
+// TestAdminDisplayName: an admin's display name is stored and shown back by
+// CreateAdmin, GetAdmin, ListAdmins and WhoAmI; one over 256 characters is
+// refused with nothing written.
+func TestAdminDisplayName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.as[cluster]
+	created, err := c.admins.CreateAdmin(ctx, connect.NewRequest(&adminv1.CreateAdminRequest{Name: "ana-lima", DisplayName: "Ana Lima – on call",
+		Roles: []*adminv1.RoleBinding{{Role: adminv1.Role_ROLE_COST_OWNER, Tenant: "a"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := created.Msg.GetAdmin().GetDisplayName(); got != "Ana Lima – on call" {
+		t.Errorf("CreateAdmin display_name = %q", got)
+	}
+	got, err := c.admins.GetAdmin(ctx, connect.NewRequest(&adminv1.GetAdminRequest{Name: "ana-lima"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got.Msg.GetAdmin().GetDisplayName(); d != "Ana Lima – on call" {
+		t.Errorf("GetAdmin display_name = %q", d)
+	}
+	list, err := c.admins.ListAdmins(ctx, connect.NewRequest(&adminv1.ListAdminsRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range list.Msg.GetAdmins() {
+		if a.GetName() == "ana-lima" {
+			found = a.GetDisplayName() == "Ana Lima – on call"
+		}
+	}
+	if !found {
+		t.Error("ListAdmins does not show the display name")
+	}
+	tok, err := c.admins.CreateAdminToken(ctx, connect.NewRequest(&adminv1.CreateAdminTokenRequest{Admin: "ana-lima"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := e.clients(tok.Msg.GetSecret()).admins.WhoAmI(ctx, connect.NewRequest(&adminv1.WhoAmIRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := me.Msg.GetAdmin().GetDisplayName(); d != "Ana Lima – on call" {
+		t.Errorf("WhoAmI display_name = %q", d)
+	}
+	long := make([]rune, 257)
+	for i := range long {
+		long[i] = 'x'
+	}
+	_, err = c.admins.CreateAdmin(ctx, connect.NewRequest(&adminv1.CreateAdminRequest{Name: "long-name", DisplayName: string(long)}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("a 257-character display name: %v, want InvalidArgument", err)
+	}
+	if _, err := c.admins.GetAdmin(ctx, connect.NewRequest(&adminv1.GetAdminRequest{Name: "long-name"})); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("the refused admin exists: %v", err)
+	}
+}
