@@ -108,7 +108,7 @@ func (c *Console) renderProviders(w http.ResponseWriter, r *http.Request, s *ses
 func providerRow(rec *adminv1.ProviderRecord, scope string) web.ProviderRow {
 	row := web.ProviderRow{
 		Name: rec.GetName(), Scope: scope, Kind: kindName(rec.GetKind()), Preset: provider.PresetName(rec.GetPreset()),
-		Wire: wireName(rec.GetSpec().GetWireFormat()), Members: len(rec.GetMemberNames()), Revision: rec.GetRevision(),
+		Wire: provider.WireName(rec.GetSpec().GetWireFormat()), Members: len(rec.GetMemberNames()), Revision: rec.GetRevision(),
 	}
 	if rec.GetManaged() {
 		row.Scope = web.ScopeManaged
@@ -129,28 +129,11 @@ func kindName(k adminv1.RecordKind) string {
 	return "plain"
 }
 
-func wireName(w configv1.WireFormat) string {
-	switch w {
-	case configv1.WireFormat_WIRE_FORMAT_OPENAI:
-		return "openai"
-	case configv1.WireFormat_WIRE_FORMAT_ANTHROPIC:
-		return "anthropic"
-	case configv1.WireFormat_WIRE_FORMAT_BEDROCK:
-		return "bedrock"
-	}
-	return ""
-}
-
+// parseWire is the wire format of a form's value; "" or an unknown name is
+// unspecified (the API then applies the preset's or reports the problem).
 func parseWire(s string) configv1.WireFormat {
-	switch s {
-	case "openai":
-		return configv1.WireFormat_WIRE_FORMAT_OPENAI
-	case "anthropic":
-		return configv1.WireFormat_WIRE_FORMAT_ANTHROPIC
-	case "bedrock":
-		return configv1.WireFormat_WIRE_FORMAT_BEDROCK
-	}
-	return configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED
+	w, _ := provider.ParseWire(s)
+	return w
 }
 
 // createProvider creates a record (plain) or a pool with its members. The
@@ -290,7 +273,7 @@ func (c *Console) renderProvider(w http.ResponseWriter, r *http.Request, s *sess
 	rec := d.GetRecord()
 	v := web.ProviderDetailView{
 		CSRF: s.csrf, Scope: scope, Name: rec.GetName(), Kind: kindName(rec.GetKind()),
-		Preset: provider.PresetName(rec.GetPreset()), Wire: wireName(rec.GetSpec().GetWireFormat()),
+		Preset: provider.PresetName(rec.GetPreset()), Wire: provider.WireName(rec.GetSpec().GetWireFormat()),
 		ReadOnly: (rec.GetManaged() && scope == "") || !canChange(s, tenant), Revision: rec.GetRevision(),
 		Settings: recordSettings(rec, s.cluster), Warnings: webWarnings(d.GetWarnings()),
 	}
@@ -328,7 +311,7 @@ func recordSettings(rec *adminv1.ProviderRecord, cluster bool) []web.Setting {
 	out := []web.Setting{
 		{Key: "kind", Label: "Kind", Value: kindName(rec.GetKind())},
 		{Key: "preset", Label: "Preset", Value: provider.PresetName(rec.GetPreset())},
-		{Key: "wire_format", Label: "Wire format", Value: wireName(sp.GetWireFormat())},
+		{Key: "wire_format", Label: "Wire format", Value: provider.WireName(sp.GetWireFormat())},
 	}
 	if rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL {
 		out = append(out, web.Setting{Key: "base_url", Label: "Base URL", Value: sp.GetBaseUrl()})

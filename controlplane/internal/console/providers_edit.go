@@ -96,7 +96,7 @@ func recordFormOf(sp *adminv1.ProviderSpec) web.RecordForm {
 		models = append(models, m.GetName())
 	}
 	return web.RecordForm{
-		Wire: wireName(sp.GetWireFormat()), BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Models: strings.Join(models, "\n"),
+		Wire: provider.WireName(sp.GetWireFormat()), BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Models: strings.Join(models, "\n"),
 		Region: sp.GetRegion(), RetainsData: yesNo(sp.GetRetainsData()), Tags: kvText(sp.GetTags()),
 		AllowedRegions: strings.Join(sp.GetAllowedRegions(), "\n"), RateLimitHeaders: kvText(sp.GetRateLimitHeaders()),
 		Priority: num(int64(sp.GetPriority())), DefaultMaxOut: num(sp.GetDefaultMaxOutput()), Account: sp.GetAccount(),

@@ -154,7 +154,7 @@ func ResolveRecordPreset(p adminv1.Preset, spec *adminv1.ProviderSpec, pool bool
 	if !given("wire_format") {
 		out.WireFormat = def.wire
 	} else if out.GetWireFormat() != def.wire {
-		ps.add(presetField, CodeWireMismatch, "preset %s is for wire format %s, but the record's is %s", def.name, wireName(def.wire), wireName(out.GetWireFormat()))
+		ps.add(presetField, CodeWireMismatch, "preset %s is for wire format %s, but the record's is %s", def.name, WireName(def.wire), WireName(out.GetWireFormat()))
 	}
 	if !pool && !given("base_url") && def.baseURL != "" {
 		out.BaseUrl = def.baseURL
@@ -206,7 +206,7 @@ func ResolveMemberPreset(p adminv1.Preset, rec *adminv1.ProviderSpec, spec *admi
 		return out, ps.err()
 	}
 	if w := rec.GetWireFormat(); w != def.wire {
-		ps.add(presetField, CodeWireMismatch, "preset %s is for wire format %s, but the record's is %s", def.name, wireName(def.wire), wireName(w))
+		ps.add(presetField, CodeWireMismatch, "preset %s is for wire format %s, but the record's is %s", def.name, WireName(def.wire), WireName(w))
 	}
 	if !given("base_url") && def.baseURL != "" {
 		out.BaseUrl = def.baseURL

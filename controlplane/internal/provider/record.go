@@ -180,9 +180,9 @@ func defaultKeyHeader(w configv1.WireFormat) string {
 	return "authorization"
 }
 
-// wireName is the stored name of a wire format ("openai", ...), or "" for
+// WireName is the stored name of a wire format ("openai", ...), or "" for
 // an unspecified or unknown one.
-func wireName(w configv1.WireFormat) string {
+func WireName(w configv1.WireFormat) string {
 	switch w {
 	case configv1.WireFormat_WIRE_FORMAT_OPENAI:
 		return "openai"

@@ -36,7 +36,7 @@ func specFromRow(r sqlc.ProviderRecord, models []sqlc.RecordModel, prices []sqlc
 		ApiVersion:       r.APIVersion,
 	}
 	var ok bool
-	if s.WireFormat, ok = parseWire(r.WireFormat); !ok {
+	if s.WireFormat, ok = ParseWire(r.WireFormat); !ok {
 		return nil, fmt.Errorf("record %q: unknown wire_format %q", r.Name, r.WireFormat)
 	}
 	kind, ok := parseAuthKind(r.AuthKind)
@@ -191,7 +191,7 @@ func recordColumnsOf(r *Record, preset string) (recordColumns, error) {
 	c := recordColumns{
 		Internal:           s.GetInternal(),
 		Pool:               r.Pool,
-		WireFormat:         wireName(s.GetWireFormat()),
+		WireFormat:         WireName(s.GetWireFormat()),
 		Preset:             preset,
 		AuthKind:           authKindName(a.GetKind()),
 		AuthHeader:         a.GetHeader(),
@@ -369,9 +369,11 @@ func (c memberColumns) update(tenant pgtype.UUID, record, name string) sqlc.Upda
 	}
 }
 
-func parseWire(s string) (configv1.WireFormat, bool) {
+// ParseWire is the wire format a stored name (WireName) stands for; false
+// for an unknown name.
+func ParseWire(s string) (configv1.WireFormat, bool) {
 	for _, w := range []configv1.WireFormat{configv1.WireFormat_WIRE_FORMAT_OPENAI, configv1.WireFormat_WIRE_FORMAT_ANTHROPIC, configv1.WireFormat_WIRE_FORMAT_BEDROCK} {
-		if wireName(w) == s {
+		if WireName(w) == s {
 			return w, true
 		}
 	}
