@@ -19,12 +19,17 @@ all: build
 build:
 	@for m in $(MODULES); do echo "== build $$m"; (cd $$m && go build ./...); done
 
-## test: every module's tests, against a real Postgres (see db/pgserver).
+## test: every module's tests (`make test MODULES="web edge"` for some), against
+## a real Postgres (see db/pgserver), read by gotestsum (pinned in tools/go.mod):
+## a line per package, then a summary of the skipped tests with their reasons
+## and of the failed ones with their whole output, ending in "DONE N tests".
+## The status is non-zero when a test, a build or a module's `go test` fails.
 test:
 	@export DATABASE_URL="$${DATABASE_URL:-$$(cd db && go run ./cmd/weir-pg ensure)}"; \
-	fail=0; for m in $(MODULES); do echo "== test $$m"; \
-	  (cd $$m && go test $(GO_TEST_FLAGS) -timeout $(GO_TEST_TIMEOUT) ./...) || fail=1; done; \
-	exit $$fail
+	gotestsum=$$($(TOOLS) -n gotestsum); \
+	{ fail=0; for m in $(MODULES); do echo "== test $$m" >&2; \
+	    (cd $$m && go test -json $(GO_TEST_FLAGS) -timeout $(GO_TEST_TIMEOUT) ./...) || fail=1; done; \
+	  exit $$fail; } | "$$gotestsum" --format pkgname --format-icons text --format-hide-empty-pkg --raw-command -- cat
 
 vet:
 	@for m in $(MODULES); do echo "== vet $$m"; (cd $$m && go vet ./...); done
