@@ -138,7 +138,7 @@ func (c *Console) callsPage(w http.ResponseWriter, r *http.Request, s *session) 
 		rec := call.GetRecord()
 		row := web.CallRow{
 			ID: rec.GetCallId(), Model: rec.GetModel(), Key: call.GetKey(),
-			ServedBy: servedBy(rec), Status: callStatusText(rec.GetStatus()),
+			ServedBy: servedBy(rec), LastTried: lastTried(rec), Status: callStatusText(rec.GetStatus()),
 			Outcome: callOutcomeName(rec.GetOutcome()), OutcomeClass: outcomeClass(rec.GetOutcome()),
 			ErrorCode: rec.GetErrorCode(), Attempts: strconv.Itoa(len(rec.GetAttempts())),
 			Duration: callDuration(rec.GetDuration()), Cost: fmtUSD(rec.GetCostNanos()),
@@ -176,6 +176,7 @@ func (c *Console) callPage(w http.ResponseWriter, r *http.Request, s *session) {
 		ID: rec.GetCallId(), Back: back,
 		Duration: callDuration(rec.GetDuration()), Model: rec.GetModel(), Endpoint: rec.GetEndpoint(), Stream: rec.GetStream(),
 		Key: call.GetKey(), Edge: rec.GetEdgeId(), Record: rec.GetRecordName(), Member: rec.GetMemberName(),
+		Answered: answered(rec), Result: callResult(rec),
 		Status: callStatusText(rec.GetStatus()), Outcome: callOutcomeName(rec.GetOutcome()), OutcomeClass: outcomeClass(rec.GetOutcome()),
 		ErrorCode: rec.GetErrorCode(), Cost: fmtUSD(rec.GetCostNanos()), Reserved: fmtUSD(rec.GetReservedNanos()), CostFlagged: rec.GetCostFlagged(),
 		Input: fmtCount(rec.GetUsage().GetInputTokens()), Output: fmtCount(rec.GetUsage().GetOutputTokens()),
@@ -205,12 +206,66 @@ func (c *Console) callPage(w http.ResponseWriter, r *http.Request, s *session) {
 	c.page(w, r, s, http.StatusOK, "Call", "calls", web.CallPage(v))
 }
 
+// answered reports whether a member answered the call (only then did the
+// record's member serve it; a call no member answered names the member
+// tried last).
+func answered(rec *telemetryv1.CallRecord) bool {
+	return rec.GetOutcome() == telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED
+}
+
 // servedBy names the member that served a call ("—" when none answered).
 func servedBy(rec *telemetryv1.CallRecord) string {
-	if rec.GetRecordName() == "" && rec.GetMemberName() == "" {
+	if !answered(rec) || rec.GetRecordName() == "" && rec.GetMemberName() == "" {
 		return "—"
 	}
 	return rec.GetRecordName() + "/" + rec.GetMemberName()
+}
+
+// lastTried names the member a call no member answered was tried on last
+// ("" for an answered call, or when no member was tried).
+func lastTried(rec *telemetryv1.CallRecord) string {
+	if answered(rec) || rec.GetRecordName() == "" && rec.GetMemberName() == "" {
+		return ""
+	}
+	return rec.GetRecordName() + "/" + rec.GetMemberName()
+}
+
+// callResult says what became of a call no member answered, for its page:
+// "Failed: weir_pool_cooling after 2 attempts", "Refused:
+// weir_budget_exceeded", "Cancelled by the caller after 1 attempt"… ("" for
+// an answered call).
+func callResult(rec *telemetryv1.CallRecord) string {
+	why := rec.GetErrorCode()
+	if why == "" && rec.GetStatus() != 0 {
+		why = "status " + strconv.FormatUint(uint64(rec.GetStatus()), 10)
+	}
+	if why != "" {
+		why = ": " + why
+	}
+	sent := 0
+	for _, a := range rec.GetAttempts() {
+		if a.GetOutcome() != telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_SKIPPED {
+			sent++
+		}
+	}
+	after := " before any member was tried"
+	switch {
+	case sent == 1:
+		after = " after 1 attempt"
+	case sent > 1:
+		after = " after " + strconv.Itoa(sent) + " attempts"
+	}
+	switch rec.GetOutcome() {
+	case telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED:
+		return ""
+	case telemetryv1.CallOutcome_CALL_OUTCOME_REFUSED:
+		return "Refused" + why
+	case telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED:
+		return "Cancelled by the caller" + after
+	case telemetryv1.CallOutcome_CALL_OUTCOME_UNKNOWN:
+		return "Outcome unknown" + why + after + " (the model may have run)"
+	}
+	return "Failed" + why + after
 }
 
 func callStatusText(s uint32) string {

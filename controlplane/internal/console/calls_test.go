@@ -234,3 +234,71 @@ func TestCallsPagination(t *testing.T) {
 		t.Error("last page links")
 	}
 }
+
+// A call no member answered does not say "Served by": its page says what
+// happened (failed, refused, cancelled, outcome unknown) and which member
+// was tried last; the list shows no server for it.
+func TestCallPageNotAnswered(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	seedCalls(t, h,
+		seededCall{tenant: "a", id: "ok", model: "m", record: "gpt", member: "eu1", status: 200, outcome: "answered", start: now.Add(-5 * time.Minute)},
+		seededCall{tenant: "a", id: "failed", model: "m", record: "claude", member: "primary", status: 503, outcome: "failed", errorCode: "weir_pool_cooling", start: now.Add(-4 * time.Minute),
+			attempts: []sqlc.InsertCallAttemptParams{
+				{RecordName: "claude", MemberName: "backup", Outcome: "skipped", Kind: "rate_limited", Reason: "cooling"},
+				{RecordName: "claude", MemberName: "spare", Status: 500, Outcome: "failed_over", Kind: "server_error", LatencyMs: 30},
+				{RecordName: "claude", MemberName: "primary", Status: 503, Outcome: "failed", Kind: "server_error", LatencyMs: 40},
+			}},
+		seededCall{tenant: "a", id: "passed", model: "m", record: "claude", member: "primary", status: 400, outcome: "failed", start: now.Add(-3 * time.Minute),
+			attempts: []sqlc.InsertCallAttemptParams{{RecordName: "claude", MemberName: "primary", Status: 400, Outcome: "failed", Kind: "client_error", LatencyMs: 40}}},
+		seededCall{tenant: "a", id: "refused", model: "m", status: 402, outcome: "refused", errorCode: "weir_budget_exceeded", start: now.Add(-2 * time.Minute),
+			attempts: []sqlc.InsertCallAttemptParams{}},
+		seededCall{tenant: "a", id: "gone", model: "m", record: "gpt", member: "eu1", status: 499, outcome: "cancelled", start: now.Add(-time.Minute),
+			attempts: []sqlc.InsertCallAttemptParams{{RecordName: "gpt", MemberName: "eu1", Outcome: "failed", Kind: "cancelled", LatencyMs: 40}}},
+		seededCall{tenant: "a", id: "unknown", model: "m", record: "gpt", member: "eu1", status: 504, outcome: "unknown", errorCode: "weir_upstream_timeout", start: now,
+			attempts: []sqlc.InsertCallAttemptParams{{RecordName: "gpt", MemberName: "eu1", Outcome: "failed", Kind: "timeout", LatencyMs: 40}}},
+	)
+	b := h.login(t, tadmA)
+
+	doc := b.page(t, "/console/calls/ok", http.StatusOK)
+	if got := text(find(t, doc, "call-served-by")); got != "gpt / eu1" {
+		t.Errorf("answered: served by %q", got)
+	}
+	if has(doc, "call-result") {
+		t.Error("answered call has a result line")
+	}
+	for id, want := range map[string]string{
+		"failed":  "Failed: weir_pool_cooling after 2 attempts (last tried claude / primary)",
+		"passed":  "Failed: status 400 after 1 attempt (last tried claude / primary)",
+		"refused": "Refused: weir_budget_exceeded",
+		"gone":    "Cancelled by the caller after 1 attempt (last tried gpt / eu1)",
+		"unknown": "Outcome unknown: weir_upstream_timeout after 1 attempt (the model may have run) (last tried gpt / eu1)",
+	} {
+		doc := b.page(t, "/console/calls/"+id, http.StatusOK)
+		if has(doc, "call-served-by") || strings.Contains(string(b.Last), "Served by") {
+			t.Errorf("%s: the page of a call no member answered says it was served", id)
+		}
+		if got := text(find(t, doc, "call-result")); got != want {
+			t.Errorf("%s: result %q, want %q", id, got, want)
+		}
+	}
+
+	doc = b.page(t, "/console/calls", http.StatusOK)
+	for _, row := range findAll(doc, "call-row") {
+		id := attr(row, "data-call")
+		served, tried := text(find(t, row, "call-served-by")), ""
+		if l := findAll(row, "call-last-tried"); len(l) == 1 {
+			tried = text(l[0])
+		}
+		want, wantTried := map[string]string{"ok": "gpt/eu1"}[id], map[string]string{
+			"failed": "(last tried claude/primary)", "passed": "(last tried claude/primary)", "gone": "(last tried gpt/eu1)", "unknown": "(last tried gpt/eu1)",
+		}[id]
+		if want == "" {
+			want = "—"
+		}
+		if served != want || tried != wantTried {
+			t.Errorf("list row %s: served by %q, last tried %q; want %q, %q", id, served, tried, want, wantTried)
+		}
+	}
+}

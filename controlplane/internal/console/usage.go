@@ -171,8 +171,8 @@ func (c *Console) usagePage(w http.ResponseWriter, r *http.Request, s *session) 
 		format: callsText, tick: fmtCount, empty: "No calls in this range."}
 	var total memberUsage
 	for i, m := range members {
-		costIn.series = append(costIn.series, chartSeriesInput{key: m.key(), label: m.key(), colour: i, values: m.cost})
-		callsIn.series = append(callsIn.series, chartSeriesInput{key: m.key(), label: m.key(), colour: i, values: m.calls})
+		costIn.series = append(costIn.series, chartSeriesInput{key: m.key(), label: m.label(), colour: i, values: m.cost})
+		callsIn.series = append(callsIn.series, chartSeriesInput{key: m.key(), label: m.label(), colour: i, values: m.calls})
 		v.Members = append(v.Members, usageRowOf(m, "s"+strconv.Itoa(i%chartColours)))
 		total.totalCalls += m.totalCalls
 		total.failed += m.failed
@@ -188,7 +188,7 @@ func (c *Console) usagePage(w http.ResponseWriter, r *http.Request, s *session) 
 
 func usageRowOf(m *memberUsage, class string) web.UsageMemberRow {
 	return web.UsageMemberRow{
-		Key: m.key(), Class: class,
+		Key: m.key(), Label: m.label(), Class: class,
 		Calls: fmtCount(m.totalCalls), Failed: fmtCount(m.failed), Input: fmtCount(m.input), Output: fmtCount(m.output),
 		Cost: fmtUSD(m.totalCost), Estimated: fmtUSD(m.estimated),
 	}

@@ -33,6 +33,24 @@ type memberUsage struct {
 
 func (m *memberUsage) key() string { return m.record + "/" + m.member }
 
+// notSentLabel names, in the charts' legends and the member table, the
+// calls that were never sent to a member: refused at the edge (a budget,
+// a caller limit, no eligible member, every member cooling…) or cancelled
+// by the caller before a member was tried. Their usage rows name no record
+// and no member.
+const notSentLabel = "not sent to a member (refused or cancelled at the edge)"
+
+// notSent reports whether m is the calls that no member was sent.
+func (m *memberUsage) notSent() bool { return m.record == "" && m.member == "" }
+
+// label is m's name for people: "record/member", or notSentLabel.
+func (m *memberUsage) label() string {
+	if m.notSent() {
+		return notSentLabel
+	}
+	return m.key()
+}
+
 func newUsageAgg(start, end time.Time, gran bucketSize, maxRows int) *usageAgg {
 	a := &usageAgg{gran: gran, buckets: gran.buckets(start, end), index: map[int64]int{}, series: map[string]*memberUsage{}, cap: maxRows}
 	for i, b := range a.buckets {
@@ -83,13 +101,17 @@ func (a *usageAgg) bucketOf(t time.Time) (int, bool) {
 	return i, true
 }
 
-// members returns the members by total cost, then calls, then name.
+// members returns the members by total cost, then calls, then name; the
+// calls sent to no member come last.
 func (a *usageAgg) members() []*memberUsage {
 	out := make([]*memberUsage, 0, len(a.series))
 	for _, m := range a.series {
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if out[i].notSent() != out[j].notSent() {
+			return out[j].notSent()
+		}
 		if out[i].totalCost != out[j].totalCost {
 			return out[i].totalCost > out[j].totalCost
 		}

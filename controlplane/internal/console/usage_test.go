@@ -193,3 +193,51 @@ func TestUsageExport(t *testing.T) {
 		t.Errorf("tenant b's export: %d %v %v", resp.StatusCode, recs, err)
 	}
 }
+
+// Calls no member was sent (refused at the edge) have usage rows that name
+// no record and no member: the charts' legends and the member table name
+// them for what they are, never as a bare "/", and list them last.
+func TestUsageNotSentCalls(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	now := time.Now().UTC()
+	seedCalls(t, h,
+		seededCall{tenant: "a", id: "u1", key: "app", model: "gpt-x", record: "gpt", member: "eu1", status: 200, outcome: "answered", cost: 1000, start: now.Add(-2 * time.Hour)},
+		seededCall{tenant: "a", id: "r1", key: "app", model: "gpt-x", status: 402, outcome: "refused", errorCode: "weir_budget_exceeded", start: now.Add(-time.Hour),
+			attempts: []sqlc.InsertCallAttemptParams{}},
+		seededCall{tenant: "a", id: "r2", key: "app", model: "gpt-x", status: 503, outcome: "refused", errorCode: "weir_pool_cooling", start: now.Add(-time.Hour),
+			attempts: []sqlc.InsertCallAttemptParams{}},
+		seededCall{tenant: "a", id: "r3", key: "app", model: "gpt-x", status: 503, outcome: "refused", errorCode: "weir_no_route", start: now.Add(-time.Hour),
+			attempts: []sqlc.InsertCallAttemptParams{}},
+	)
+	b := h.login(t, tadmA)
+	doc := b.page(t, "/console/usage?range=24h", http.StatusOK)
+	const label = "not sent to a member (refused or cancelled at the edge)"
+	calls := find(t, doc, "chart-usage-calls")
+	var labels []string
+	for _, it := range findAll(calls, "legend-item") {
+		labels = append(labels, text(find(t, it, "legend-label")))
+	}
+	if got := strings.Join(labels, "|"); got != "gpt/eu1|"+label {
+		t.Errorf("calls legend %q", got)
+	}
+	for _, s := range findAll(calls, "chart-series") {
+		if attr(s, "data-series") != "gpt/eu1" && attr(s, "data-total") != "3" {
+			t.Errorf("not-sent series %q totals %s calls, want 3", attr(s, "data-series"), attr(s, "data-total"))
+		}
+	}
+	for _, it := range findAll(doc, "legend-label") {
+		if l := text(it); l == "/" || strings.HasPrefix(l, "/") || strings.HasSuffix(l, "/") {
+			t.Errorf("legend label %q", l)
+		}
+	}
+	rows := findAll(doc, "usage-member")
+	if len(rows) != 2 || text(find(t, rows[1], "usage-member-label")) != label || text(find(t, rows[1], "usage-member-calls")) != "3" {
+		t.Errorf("member table: %d rows, last %q", len(rows), text(rows[len(rows)-1]))
+	}
+	for _, bar := range findAll(calls, "chart-bar") {
+		if title := text(first(bar, func(n *htmlNode) bool { return n.Data == "title" })); strings.HasPrefix(title, "/ ") {
+			t.Errorf("bar title %q", title)
+		}
+	}
+}
