@@ -7,8 +7,10 @@
 //
 // Environment: WEIR_CP_LISTEN (default 127.0.0.1:7070), DATABASE_URL,
 // NATS_URL (in dev mode, unset starts an embedded NATS server with
-// JetStream on WEIR_NATS_LISTEN, default 127.0.0.1:4222, with its state in
-// <var-dir>/nats; outside dev mode, unset runs no distribution),
+// JetStream on WEIR_NATS_LISTEN, default 127.0.0.1:4222 — or, when neither
+// it nor --nats-listen is given and 4222 is in use, a free port, which the
+// log names — with its state in <var-dir>/nats; outside dev mode, unset
+// runs no distribution),
 // WEIR_MASTER_KEY (32 bytes, base64 or hex; required unless --dev, which
 // keeps one in <var-dir>/master.key), WEIR_EDGE_KEY (likewise edge.key).
 // Exit status: 0 on success, 1 on failure, 2 on bad usage.

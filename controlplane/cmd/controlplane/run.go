@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "serve":
 		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
 		fs.StringVar(&cfg.NatsURL, "nats-url", cfg.NatsURL, "NATS server URL (env NATS_URL); with --dev, empty starts an embedded server with its state under --var-dir")
-		fs.StringVar(&cfg.NatsListen, "nats-listen", cfg.NatsListen, "address of the embedded NATS server (--dev without --nats-url; env WEIR_NATS_LISTEN)")
+		fs.StringVar(&cfg.NatsListen, "nats-listen", cfg.NatsListen, "address of the embedded NATS server (--dev without --nats-url; env WEIR_NATS_LISTEN); when neither is given and the default's port is in use, a free port, named in the log")
 		fs.BoolVar(&cfg.SecureCookies, "console-secure-cookies", cfg.SecureCookies, "mark the console's cookies Secure even over plain HTTP, for a TLS-terminating proxy in front (env WEIR_CONSOLE_SECURE_COOKIES=true)")
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
@@ -70,6 +70,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return exitUsage
 	}
+	// The embedded NATS server's default address gives way to a free port
+	// when another server holds it; an address the operator chose does not.
+	cfg.NatsListenFallback = getenv("WEIR_NATS_LISTEN") == ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "nats-listen" {
+			cfg.NatsListenFallback = false
+		}
+	})
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitUsage

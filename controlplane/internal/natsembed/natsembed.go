@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -31,6 +32,12 @@ type Options struct {
 	Host string
 	// Port is the client port; 0 picks a free port at random.
 	Port int
+	// FreePortIfTaken lets Start listen on a free port, picked at random,
+	// when Port is in use by another process, instead of failing. Dev mode
+	// sets it for its default address only (one the operator did not
+	// choose). Start then logs a warning naming both ports and the URL
+	// clients must use (Options.Log), and ClientURL and Port give it.
+	FreePortIfTaken bool
 	// StoreDir is the JetStream store directory, created when missing.
 	// Required: JetStream state (config snapshots, queued usage) survives a
 	// restart only when the same directory is used again.
@@ -91,7 +98,7 @@ func Start(opts Options) (*Server, error) {
 	if err := os.MkdirAll(opts.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("natsembed: store directory: %w", err)
 	}
-	port := opts.Port
+	port, taken := opts.Port, "" // taken: the address in use when FreePortIfTaken applied
 	if port == 0 {
 		port = server.RANDOM_PORT
 	} else {
@@ -99,10 +106,14 @@ func Start(opts Options) (*Server, error) {
 		// find out now rather than after ReadyTimeout.
 		addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
 		ln, err := net.Listen("tcp", addr)
-		if err != nil {
+		switch {
+		case err == nil:
+			_ = ln.Close()
+		case opts.FreePortIfTaken && errors.Is(err, syscall.EADDRINUSE):
+			port, taken = server.RANDOM_PORT, addr
+		default:
 			return nil, fmt.Errorf("natsembed: %w", err)
 		}
-		_ = ln.Close()
 	}
 	ns, err := server.NewServer(&server.Options{
 		ServerName: opts.ServerName,
@@ -127,6 +138,10 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{ns: ns, url: ns.ClientURL()}
 	if opts.Log != nil {
+		if taken != "" {
+			opts.Log.Warn(fmt.Sprintf("%s is in use, so the embedded NATS server listens on %s instead: give edges --nats-url %s", taken, s.url, s.url),
+				"in_use", taken, "url", s.url)
+		}
 		opts.Log.Info("embedded NATS server started", "url", s.url, "store_dir", opts.StoreDir)
 	}
 	return s, nil

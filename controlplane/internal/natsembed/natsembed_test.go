@@ -1,7 +1,12 @@
 package natsembed_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +125,59 @@ func TestPortInUseFailsFast(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %s to fail", d)
+	}
+}
+
+// TestFreePortIfTaken checks that with FreePortIfTaken a port in use is
+// replaced by a free one, which the log names together with the port in
+// use, and that without it the port in use is an error.
+func TestFreePortIfTaken(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().(*net.TCPAddr).Port
+
+	if _, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Port: taken}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("Start on a port in use = %v, want an error saying it is in use", err)
+	}
+
+	var logs bytes.Buffer
+	s, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Port: taken, FreePortIfTaken: true,
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Port() == taken || s.Port() == 0 {
+		t.Fatalf("Port() = %d with %d in use", s.Port(), taken)
+	}
+	if want := fmt.Sprintf("nats://127.0.0.1:%d", s.Port()); s.ClientURL() != want {
+		t.Errorf("ClientURL() = %q, want %q", s.ClientURL(), want)
+	}
+	if out := logs.String(); !strings.Contains(out, fmt.Sprintf("127.0.0.1:%d is in use", taken)) || !strings.Contains(out, "level=WARN") ||
+		!strings.Contains(out, "--nats-url "+s.ClientURL()) {
+		t.Errorf("log does not say which port is in use and which URL to use instead:\n%s", out)
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+
+	// A free port is taken as asked, with no warning.
+	logs.Reset()
+	free := s.Port()
+	s.Close()
+	s2, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Port: free, FreePortIfTaken: true,
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.Port() != free || strings.Contains(logs.String(), "in use") {
+		t.Errorf("free port %d: got %d, log %q", free, s2.Port(), logs.String())
 	}
 }

@@ -48,7 +48,7 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 			return nil, fmt.Errorf("embedded NATS port %q: %w", portText, err)
 		}
 		embedded, err = natsembed.Start(natsembed.Options{
-			Host: host, Port: port, StoreDir: filepath.Join(cfg.VarDir, "nats"), Log: log,
+			Host: host, Port: port, FreePortIfTaken: cfg.NatsListenFallback, StoreDir: filepath.Join(cfg.VarDir, "nats"), Log: log,
 		})
 		if err != nil {
 			return nil, err

@@ -66,6 +66,11 @@ type Config struct {
 	// NatsListen is the embedded NATS server's address (dev mode without
 	// NatsURL). Default 127.0.0.1:4222.
 	NatsListen string
+	// NatsListenFallback lets the embedded NATS server listen on a free
+	// port when NatsListen's is in use, logging the URL it took
+	// (natsembed.Options.FreePortIfTaken). The command sets it when
+	// NatsListen is the default rather than the operator's choice.
+	NatsListenFallback bool
 	// SecureCookies marks the console's cookies Secure on every request,
 	// for a console behind a TLS-terminating proxy
 	// (WEIR_CONSOLE_SECURE_COOKIES). Requests over TLS get Secure cookies
