@@ -22,7 +22,9 @@ import (
 // disconnected, so a slow or absent NATS costs a call at most that timeout
 // and then rendezvous hashing decides. Put records locally and hands the
 // write to a background goroutine that coalesces writes per job and
-// publishes them asynchronously: a call never waits on it.
+// publishes them asynchronously: a call never waits on it. Until the edge
+// has opened WEIR_AFFINITY (kv returns nil before), reads answer from the
+// local memory only and writes wait.
 type Affinity struct {
 	local   *gateway.LocalAffinity
 	nc      *nats.Conn
@@ -84,8 +86,9 @@ func (a *Affinity) Put(tenantID, jobHash, memberID string, cachedTokens int64) {
 // writes are dropped (they fall back to rendezvous hashing elsewhere).
 const maxPendingAffinity = 100_000
 
-// run publishes pending writes until ctx ends. While NATS is away, writes
-// wait (bounded) and the newest per job wins.
+// run publishes pending writes until ctx ends. While NATS is away or the
+// bucket is not open yet, writes wait (bounded) and the newest per job
+// wins.
 func (a *Affinity) run(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -96,7 +99,7 @@ func (a *Affinity) run(ctx context.Context) {
 		case <-a.wake:
 		case <-tick.C:
 		}
-		if !a.nc.IsConnected() {
+		if !a.nc.IsConnected() || a.kv() == nil {
 			continue
 		}
 		a.mu.Lock()

@@ -11,12 +11,12 @@ import (
 
 // twoEdges starts two edges on one NATS with the test tenant's pool over
 // two fake members, and returns them with the fakes by member name.
-func twoEdges(t *testing.T) (*natsServer, *testEdge, *testEdge, map[string]*fakeprovider.Server) {
+func twoEdges(t *testing.T, mutate ...func(*Options)) (*natsServer, *testEdge, *testEdge, map[string]*fakeprovider.Server) {
 	t.Helper()
 	ns := startNATS(t)
 	f0, f1 := newFake(t), newFake(t)
-	a := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
-	b := newTestEdge(t, ns.url(), "edge-b", t.TempDir())
+	a := newTestEdge(t, ns.url(), "edge-a", t.TempDir(), mutate...)
+	b := newTestEdge(t, ns.url(), "edge-b", t.TempDir(), mutate...)
 	a.start(t)
 	b.start(t)
 	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
@@ -24,13 +24,46 @@ func twoEdges(t *testing.T) (*natsServer, *testEdge, *testEdge, map[string]*fake
 	return ns, a, b, map[string]*fakeprovider.Server{"m0": f0, "m1": f1}
 }
 
+// slowBuckets delays each lookup of WEIR_VIEWS and WEIR_AFFINITY by d, as
+// a loaded machine or a slow NATS does.
+func slowBuckets(d time.Duration) func(*Options) {
+	return func(o *Options) {
+		o.beforeEnsure = func(ctx context.Context, bucket string) {
+			if bucket != ViewsBucket && bucket != AffinityBucket {
+				return
+			}
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+			}
+		}
+	}
+}
+
 // R-STICK-3 across edges: a job's first call, served on edge A by the
 // member rendezvous hashing did NOT pick (A's pick was rate limited), is
 // followed on edge B, which never saw the job, by the same member, read
 // from WEIR_AFFINITY; without it B would have picked the rendezvous member.
+//
+// "slow bucket setup" is the regression test of a start-order race: the
+// edge made its buckets in the background and installed config from NATS
+// (turning ready) before they existed, so on a loaded machine the affinity
+// bucket was "not found" about one run in six. Delaying the setup makes
+// the race happen every time.
 func TestAffinitySharedAcrossEdges(t *testing.T) {
 	t.Parallel()
-	ns, a, b, fakes := twoEdges(t)
+	t.Run("prompt", func(t *testing.T) {
+		t.Parallel()
+		testAffinityShared(t)
+	})
+	t.Run("slow bucket setup", func(t *testing.T) {
+		t.Parallel()
+		testAffinityShared(t, slowBuckets(500*time.Millisecond))
+	})
+}
+
+func testAffinityShared(t *testing.T, mutate ...func(*Options)) {
+	ns, a, b, fakes := twoEdges(t, mutate...)
 	const job = "job-sticky-1"
 	members := a.reg.Tenant(testTenant).Record("pool").Members
 	hashed := routing.Rendezvous(job, members)

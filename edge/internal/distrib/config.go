@@ -48,7 +48,10 @@ type configState struct {
 	cache *diskCache
 	log   *slog.Logger
 
-	mu             sync.Mutex
+	mu sync.Mutex
+	// installed is set once a whole config is in the registry (from disk
+	// or from the watch's initial delivery): the registry is then ready.
+	installed      bool
 	tenants        map[string]*tenantState
 	cluster        *configv1.ClusterSnapshot
 	clusterRaw     []byte
@@ -97,11 +100,12 @@ func (s *configState) loadDisk() (int, error) {
 		s.tenants[ts.snap.GetTenant().GetId()] = ts
 	}
 	if len(s.tenants) == 0 && s.cluster == nil {
-		return 0, nil
+		return 0, nil // no config: not ready until NATS delivers one
 	}
 	if err := s.installAll(); err != nil {
 		return 0, err
 	}
+	s.installed = true
 	return len(s.tenants), nil
 }
 
@@ -116,7 +120,10 @@ func (s *configState) loadDisk() (int, error) {
 //   - on the initial delivery of a bucket that holds anything, a tenant the
 //     bucket no longer has (it was deleted while this edge was away) is
 //     removed. An empty bucket removes nothing: it is being rebuilt, and the
-//     cached config stays in force until it is.
+//     cached config stays in force until it is;
+//   - the first batch installed when nothing was installed before (no disk
+//     cache) installs the whole config, even one without tenants or
+//     without any key at all: the registry is then ready.
 func (s *configState) apply(batch []change, initial bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -197,7 +204,7 @@ func (s *configState) apply(batch []change, initial bool) {
 			updated[id] = &next
 		}
 	}
-	if len(updated) == 0 && len(removed) == 0 && !clusterChanged {
+	if len(updated) == 0 && len(removed) == 0 && !clusterChanged && s.installed {
 		return
 	}
 	prev := s.tenants
@@ -218,8 +225,9 @@ func (s *configState) apply(batch []change, initial bool) {
 		return
 	}
 	s.sink.SetStore(store)
-	if len(removed) > 0 || len(updated) > 1 {
+	if !s.installed || len(removed) > 0 || len(updated) > 1 {
 		s.reg.Set(s.tables())
+		s.installed = true
 	} else {
 		for _, ts := range updated {
 			s.reg.Put(ts.table)

@@ -19,7 +19,8 @@ func servedVersion(te *testEdge) uint64 {
 
 // A snapshot put into WEIR_CONFIG is compiled and served by the edge's
 // registry, with its secrets in the signer; an older version is ignored; an
-// invalid one is refused and the previous one stays.
+// invalid one is refused and the previous one stays. The edge is ready
+// from the sync of the empty bucket on.
 func TestConfigPutIsServed(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
@@ -32,8 +33,8 @@ func TestConfigPutIsServed(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("initial sync of an empty bucket did not finish")
 	}
-	if te.reg.Ready() {
-		t.Fatal("ready without any config")
+	if !te.reg.Ready() {
+		t.Fatal("not ready after syncing an empty config bucket")
 	}
 
 	start := time.Now()

@@ -9,15 +9,18 @@ import (
 )
 
 // watchConfig keeps the edge's config in step with WEIR_CONFIG until ctx
-// ends. A KV watch first delivers every current value, which is applied as
-// one batch (one registry swap, one secret store), then each update as it
-// comes. The watch is rebuilt whenever it ends or NATS reconnects (restart
-// signals it), and its setup is retried with backoff while NATS is away;
-// the edge meanwhile serves what it has.
-func watchConfig(ctx context.Context, js jetstream.JetStream, st *configState, restart <-chan struct{}, synced func()) {
+// ends. Before each watch, open returns the config bucket (the edge opens
+// every bucket it uses there, so nothing from NATS is installed before they
+// exist). A KV watch first delivers every current value, which is applied
+// as one batch (one registry swap, one secret store; it makes the registry
+// ready even when the bucket is empty), then each update as it comes, and
+// synced is called after the first batch. The watch is rebuilt whenever it
+// ends or NATS reconnects (restart signals it), and its setup is retried
+// with backoff while NATS is away; the edge meanwhile serves what it has.
+func watchConfig(ctx context.Context, open func(context.Context) (jetstream.KeyValue, error), st *configState, restart <-chan struct{}, synced func()) {
 	bo := newBackoff(100*time.Millisecond, 5*time.Second)
 	for ctx.Err() == nil {
-		err := watchOnce(ctx, js, st, restart, synced)
+		err := watchOnce(ctx, open, st, restart, synced)
 		if ctx.Err() != nil {
 			return
 		}
@@ -34,9 +37,9 @@ func watchConfig(ctx context.Context, js jetstream.JetStream, st *configState, r
 
 // watchOnce runs one KV watch until it ends; a nil error means it ended for
 // a restart and may be rebuilt at once.
-func watchOnce(ctx context.Context, js jetstream.JetStream, st *configState, restart <-chan struct{}, synced func()) error {
+func watchOnce(ctx context.Context, open func(context.Context) (jetstream.KeyValue, error), st *configState, restart <-chan struct{}, synced func()) error {
 	setup, cancel := context.WithTimeout(ctx, 5*time.Second)
-	kv, err := ensureKV(setup, js, ConfigBucketConfig())
+	kv, err := open(setup)
 	cancel()
 	if err != nil {
 		return err

@@ -49,6 +49,10 @@ type Options struct {
 	Leases LeaseOptions
 	// UsageSegment is the journal's segment size (default 8 MiB).
 	UsageSegment int64
+
+	// beforeEnsure, when set (tests), runs before the edge looks up or
+	// creates a bucket; a test delays or holds it to play a slow NATS.
+	beforeEnsure func(ctx context.Context, bucket string)
 }
 
 // Validate reports every missing or malformed option.
@@ -89,9 +93,12 @@ type Edge struct {
 	cmds   *commands
 	kvjs   jetstream.JetStream
 	cfgjs  jetstream.JetStream
-	affKV  atomic.Pointer[jetstream.KeyValue]
-	synced chan struct{}
-	once   sync.Once
+	// affKV and viewsKV are set once the buckets are open (openBuckets);
+	// until then affinity and views wait.
+	affKV   atomic.Pointer[jetstream.KeyValue]
+	viewsKV atomic.Pointer[jetstream.KeyValue]
+	synced  chan struct{}
+	once    sync.Once
 
 	closeOnce sync.Once
 	closeErr  error
@@ -167,7 +174,8 @@ func New(o Options) (*Edge, error) {
 		return nil
 	}
 	e.views = &viewPublisher{js: e.kvjs, nc: o.NATS, reg: o.Registry, states: o.States, edgeID: o.EdgeID, edgeToken: Token(o.EdgeID),
-		now: o.Now, log: o.Log, interval: o.ViewInterval, heartbeat: o.ViewHeartbeat}
+		now: o.Now, log: o.Log, interval: o.ViewInterval, heartbeat: o.ViewHeartbeat,
+		open: func() bool { return e.viewsKV.Load() != nil }}
 	e.cmds = &commands{reg: o.Registry, states: o.States, log: o.Log}
 	return e, nil
 }
@@ -181,12 +189,26 @@ func (e *Edge) Budgets() *Leases { return e.leases }
 // Affinity is the edge's shared job affinity.
 func (e *Edge) Affinity() *Affinity { return e.aff }
 
-// Synced is closed once the edge has applied the whole config bucket as
+// Synced is closed once the edge has every bucket it uses (WEIR_CONFIG,
+// WEIR_VIEWS, WEIR_AFFINITY) and has applied the whole config bucket as
 // NATS delivered it the first time.
 func (e *Edge) Synced() <-chan struct{} { return e.synced }
 
-// Start runs the config watch, views, affinity writes, the usage sender,
-// lease upkeep and operator commands until Close.
+// Start runs the link to NATS — buckets, then the config watch — and views,
+// affinity writes, the usage sender, lease upkeep and operator commands
+// until Close. It returns at once, also while NATS is away.
+//
+// What "ready" (gateway.Registry.Ready, GET /readyz) means for an edge: it
+// holds a config to route with. That is either its disk cache, installed by
+// New (so an edge restarted while NATS is down serves at once), or the
+// whole of WEIR_CONFIG as the watch first delivered it, even when it holds
+// no tenant. The edge installs config from NATS only after it has opened
+// (or created) every bucket it uses, so an edge that became ready through
+// NATS has them all. Before that — NATS away or slow, or the control plane
+// not yet having made them — member views and job affinity writes wait in
+// memory (bounded) and are published once the buckets are open, and
+// affinity reads answer from this edge's memory only: no caller sees an
+// error for the start order.
 func (e *Edge) Start(ctx context.Context) error {
 	if err := e.cmds.subscribe(e.o.NATS); err != nil {
 		return err
@@ -210,9 +232,8 @@ func (e *Edge) Start(ctx context.Context) error {
 		}
 	})
 	e.goRun(func() {
-		watchConfig(ctx, e.cfgjs, e.config, restart, func() { e.once.Do(func() { close(e.synced) }) })
+		watchConfig(ctx, e.openBuckets, e.config, restart, func() { e.once.Do(func() { close(e.synced) }) })
 	})
-	e.goRun(func() { e.setupBuckets(ctx) })
 	e.goRun(func() { e.views.run(ctx) })
 	e.goRun(func() { e.aff.run(ctx) })
 	e.goRun(func() { e.leases.run(ctx) })
@@ -227,30 +248,35 @@ func (e *Edge) goRun(f func()) {
 	}()
 }
 
-// setupBuckets makes sure WEIR_VIEWS and WEIR_AFFINITY exist (so puts on
-// their subjects land) and hands the affinity bucket to readers; it retries
-// while NATS is away.
-func (e *Edge) setupBuckets(ctx context.Context) {
-	bo := newBackoff(100*time.Millisecond, 5*time.Second)
-	for {
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, verr := ensureKV(c, e.cfgjs, ViewsBucketConfig())
-		kv, aerr := ensureKV(c, e.cfgjs, AffinityBucketConfig())
-		cancel()
-		if aerr == nil {
-			e.affKV.Store(&kv)
+// openBuckets opens every bucket the edge uses, creating one that is
+// missing when NATS lets it (the control plane normally has made them all),
+// hands WEIR_VIEWS and WEIR_AFFINITY to the view publisher and the affinity
+// sharer, and returns WEIR_CONFIG. The config watch calls it before each
+// watch it builds (at start, and again after NATS came back, which makes a
+// bucket a NATS without state lost exist again), so config from NATS is
+// installed only once every bucket exists.
+func (e *Edge) openBuckets(ctx context.Context) (jetstream.KeyValue, error) {
+	open := func(cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+		if e.o.beforeEnsure != nil {
+			e.o.beforeEnsure(ctx, cfg.Bucket)
 		}
-		if verr == nil && aerr == nil {
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		e.o.Log.Debug("buckets not ready; retrying", "err", errors.Join(verr, aerr))
-		if !bo.sleep(ctx) {
-			return
-		}
+		return ensureKV(ctx, e.cfgjs, cfg)
 	}
+	views, err := open(ViewsBucketConfig())
+	if err != nil {
+		return nil, err
+	}
+	e.viewsKV.Store(&views)
+	aff, err := open(AffinityBucketConfig())
+	if err != nil {
+		return nil, err
+	}
+	e.affKV.Store(&aff)
+	select { // publish the writes that waited for it
+	case e.aff.wake <- struct{}{}:
+	default:
+	}
+	return open(ConfigBucketConfig())
 }
 
 // Close stops taking commands, flushes call records (those not acked by

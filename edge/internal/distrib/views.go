@@ -22,7 +22,9 @@ import (
 // member) or when the last put is Heartbeat old (so a live edge's views never
 // expire, and a dead edge's do after ViewsMaxAge). Puts are asynchronous
 // JetStream publishes on the bucket's subjects; a put that fails is retried
-// on the next change or heartbeat.
+// on the next change or heartbeat. Nothing is put before open reports
+// WEIR_VIEWS open: until then every view waits, and is put at the first
+// scan after.
 type viewPublisher struct {
 	js        jetstream.JetStream
 	nc        *nats.Conn
@@ -34,6 +36,7 @@ type viewPublisher struct {
 	log       *slog.Logger
 	interval  time.Duration
 	heartbeat time.Duration
+	open      func() bool
 
 	last map[string]sentView // by KV key
 }
@@ -55,7 +58,7 @@ func (v *viewPublisher) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !v.nc.IsConnected() {
+		if !v.nc.IsConnected() || !v.open() {
 			continue
 		}
 		v.scan()

@@ -21,19 +21,23 @@ type index struct {
 	byKey    map[[32]byte]*routing.Table
 	byTenant map[string]*routing.Table
 	revoked  map[[32]byte]bool
+	// installed: Set or Put has run (Ready).
+	installed bool
 }
 
-// NewRegistry returns an empty registry (no key is valid).
+// NewRegistry returns an empty registry (no key is valid), not ready.
 func NewRegistry() *Registry {
 	r := &Registry{}
 	r.v.Store(&index{byKey: map[[32]byte]*routing.Table{}, byTenant: map[string]*routing.Table{}, revoked: map[[32]byte]bool{}})
 	return r
 }
 
-// Set installs the tables of every tenant at once, replacing all others.
+// Set installs a whole config — the tables of every tenant, replacing all
+// others — at once. A config with no tenant is a config too: after Set, even
+// Set(nil), the registry is ready.
 func (r *Registry) Set(tables []*routing.Table) {
 	old := r.v.Load()
-	ix := &index{byKey: map[[32]byte]*routing.Table{}, byTenant: map[string]*routing.Table{}, revoked: old.revoked}
+	ix := &index{byKey: map[[32]byte]*routing.Table{}, byTenant: map[string]*routing.Table{}, revoked: old.revoked, installed: true}
 	for _, t := range tables {
 		ix.byTenant[t.TenantID] = t
 		for _, h := range t.KeyHashes() {
@@ -43,11 +47,12 @@ func (r *Registry) Set(tables []*routing.Table) {
 	r.v.Store(ix)
 }
 
-// Put installs or replaces one tenant's table.
+// Put installs or replaces one tenant's table; the registry is then ready.
 func (r *Registry) Put(t *routing.Table) {
 	for {
 		old := r.v.Load()
-		ix := &index{byKey: make(map[[32]byte]*routing.Table, len(old.byKey)), byTenant: make(map[string]*routing.Table, len(old.byTenant)), revoked: old.revoked}
+		ix := &index{byKey: make(map[[32]byte]*routing.Table, len(old.byKey)), byTenant: make(map[string]*routing.Table, len(old.byTenant)),
+			revoked: old.revoked, installed: true}
 		for h, tt := range old.byKey {
 			if tt.TenantID != t.TenantID {
 				ix.byKey[h] = tt
@@ -76,7 +81,7 @@ func (r *Registry) Revoke(sum [32]byte) {
 			rev[h] = true
 		}
 		rev[sum] = true
-		ix := &index{byKey: old.byKey, byTenant: old.byTenant, revoked: rev}
+		ix := &index{byKey: old.byKey, byTenant: old.byTenant, revoked: rev, installed: old.installed}
 		if r.v.CompareAndSwap(old, ix) {
 			return
 		}
@@ -114,5 +119,8 @@ func (r *Registry) Tables() []*routing.Table {
 	return out
 }
 
-// Ready reports whether any table is installed.
-func (r *Registry) Ready() bool { return len(r.v.Load().byTenant) > 0 }
+// Ready reports whether a config has been installed (Set or Put), even
+// one without any tenant: the gateway then answers every call as that
+// config says (GET /readyz is 200). A registry nothing was installed into
+// is not ready (503): it would refuse every key only for lack of a config.
+func (r *Registry) Ready() bool { return r.v.Load().installed }
