@@ -4,28 +4,33 @@
 package wire
 
 import (
+	"encoding/json"
 	"errors"
-	"strconv"
 )
 
 // ErrNotObject is returned when a body is not a JSON object.
 var ErrNotObject = errors.New("request body is not a JSON object")
 
-// span is the byte range of one top-level member: key start to value end.
-type span struct {
+// member is one top-level member of an object: its key as encoding/json
+// decodes it, and the byte offsets of the key's opening quote, the value's
+// first byte and the byte after the value.
+type member struct {
+	key                        string
 	keyStart, valStart, valEnd int
 }
 
-// topLevel scans a JSON object and returns the spans of its top-level keys,
-// in order. It validates structure only as far as it must to find them
-// (strings, nesting); the edge has already decoded the body once with
-// encoding/json, so a body reaching here is valid JSON.
-func topLevel(b []byte) (map[string]span, int, error) {
+// topLevel scans a JSON object and returns its top-level members in order
+// (duplicates included) and the offset of its closing brace. It validates
+// structure only as far as it must to find them (strings, nesting); the edge
+// has already decoded the body once with encoding/json, so a body reaching
+// here is valid JSON. On any other input it returns ErrNotObject or members
+// of no particular meaning, and never panics.
+func topLevel(b []byte) ([]member, int, error) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, 0, ErrNotObject
 	}
-	out := map[string]span{}
+	var out []member
 	i++
 	for {
 		i = skipWS(b, i)
@@ -47,10 +52,7 @@ func topLevel(b []byte) (map[string]span, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		key, err := strconv.Unquote(string(b[ks:ke]))
-		if err != nil {
-			key = string(b[ks+1 : ke-1])
-		}
+		key := jsonKey(b[ks:ke])
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
 			return nil, 0, ErrNotObject
@@ -61,9 +63,30 @@ func topLevel(b []byte) (map[string]span, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		out[key] = span{keyStart: ks, valStart: vs, valEnd: ve}
+		out = append(out, member{key: key, keyStart: ks, valStart: vs, valEnd: ve})
 		i = ve
 	}
+}
+
+// jsonKey decodes a quoted JSON string (quotes included) as encoding/json
+// does: escapes resolved, invalid UTF-8 replaced by U+FFFD. Plain ASCII keys,
+// the usual case, take no decoder.
+func jsonKey(q []byte) string {
+	inner := q[1 : len(q)-1]
+	plain := true
+	for _, c := range inner {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if !plain {
+		var s string
+		if json.Unmarshal(q, &s) == nil {
+			return s
+		}
+	}
+	return string(inner)
 }
 
 func skipWS(b []byte, i int) int {
@@ -126,94 +149,136 @@ func skipValue(b []byte, i int) (int, error) {
 }
 
 // Edit is one change to a top-level member of a JSON object: Set replaces
-// its value (or adds the member when absent) with raw JSON; Delete removes it.
+// its value (or adds the member when absent) with Raw, which must be one
+// valid JSON value; Delete removes it.
 type Edit struct {
 	Key    string
 	Raw    []byte
 	Delete bool
 }
 
-// EditTop applies edits to the top level of a JSON object and returns a new
-// body; everything else is kept byte for byte, so options the caller chose
-// (e.g. embeddings' encoding_format) reach the provider unchanged.
+// ErrBadValue is returned when a setting Edit's Raw is not valid JSON.
+var ErrBadValue = errors.New("edit value is not valid JSON")
+
+// EditTop applies edits to the top level of the JSON object b and returns a
+// new body; everything else is kept byte for byte (other members, their
+// order, the whitespace between the members kept), so options the caller
+// chose (e.g. embeddings' encoding_format) reach the provider unchanged.
+//
+// Contract, for b any valid JSON object (as encoding/json accepts it):
+//   - the result is valid JSON and decodes (with encoding/json) to b's
+//     decoding with the edits applied in order: of several edits of one key
+//     the last wins; a Delete removes the key, a Set gives it Raw's value;
+//     keys are compared after decoding, so "mo\u0064el" is "model";
+//   - an edited key appears at most once in the result: a Set replaces the
+//     value of the key's last occurrence (the one encoding/json decodes) and
+//     drops earlier duplicates, a Delete drops every occurrence; members
+//     not edited are kept as they are, duplicates included;
+//   - a Set of an absent key appends the member at the end of the object.
+//
+// It returns ErrNotObject when b is not an object and ErrBadValue when a Set
+// carries no valid JSON value. On input that is not valid JSON it may return
+// an error or bytes of no particular meaning, but it never panics.
 func EditTop(b []byte, edits ...Edit) ([]byte, error) {
-	spans, end, err := topLevel(b)
+	for _, e := range edits {
+		if !e.Delete && !json.Valid(e.Raw) {
+			return nil, ErrBadValue
+		}
+	}
+	ms, end, err := topLevel(b)
 	if err != nil {
 		return nil, err
 	}
-	type cut struct {
-		from, to int
-		with     []byte
-	}
-	var cuts []cut
-	var adds []byte
-	for _, e := range edits {
-		s, ok := spans[e.Key]
-		switch {
-		case ok && e.Delete:
-			from, to := s.keyStart, s.valEnd
-			// remove one adjacent comma
-			j := skipWS(b, to)
-			if j < len(b) && b[j] == ',' {
-				to = j + 1
-			} else {
-				k := from - 1
-				for k >= 0 && (b[k] == ' ' || b[k] == '\n' || b[k] == '\r' || b[k] == '\t') {
-					k--
-				}
-				if k >= 0 && b[k] == ',' {
-					from = k
-				}
+	// final[i] is the index in edits of the edit that decides edits[i].Key
+	// (the last of that key); last[i] the index in ms of that key's last
+	// occurrence, or -1.
+	final := make([]int, len(edits))
+	last := make([]int, len(edits))
+	for i, e := range edits {
+		final[i], last[i] = i, -1
+		for j := len(edits) - 1; j > i; j-- {
+			if edits[j].Key == e.Key {
+				final[i] = j
+				break
 			}
-			cuts = append(cuts, cut{from, to, nil})
-		case ok:
-			cuts = append(cuts, cut{s.valStart, s.valEnd, e.Raw})
-		case !e.Delete:
-			adds = append(adds, ',')
-			adds = strconv.AppendQuote(adds, e.Key)
-			adds = append(adds, ':')
-			adds = append(adds, e.Raw...)
 		}
 	}
-	// apply cuts from the end so offsets stay valid
-	for i := 1; i < len(cuts); i++ {
-		for j := i; j > 0 && cuts[j].from > cuts[j-1].from; j-- {
-			cuts[j], cuts[j-1] = cuts[j-1], cuts[j]
+	decide := func(key string) int {
+		for i, e := range edits {
+			if e.Key == key {
+				return final[i]
+			}
+		}
+		return -1
+	}
+	for k, m := range ms {
+		if d := decide(m.key); d >= 0 {
+			last[d] = k
 		}
 	}
-	out := make([]byte, 0, len(b)+len(adds)+16)
-	out = append(out, b...)
-	for _, c := range cuts {
-		if c.from >= end {
+	grow := len(b)
+	for _, e := range edits {
+		grow += len(e.Key) + len(e.Raw) + 8
+	}
+	out := make([]byte, 0, grow)
+	if len(ms) == 0 {
+		out = append(out, b[:end]...)
+	} else {
+		out = append(out, b[:ms[0].keyStart]...)
+	}
+	prev := -1 // the last member written, as an index in ms
+	for k, m := range ms {
+		d := decide(m.key)
+		if d >= 0 && (edits[d].Delete || last[d] != k) {
 			continue
 		}
-		tail := append([]byte(nil), out[c.to:]...)
-		out = append(append(out[:c.from], c.with...), tail...)
-		if c.to <= end {
-			end += len(c.with) - (c.to - c.from)
+		if prev >= 0 {
+			// the separator that followed the previous member written:
+			// whitespace, one comma, whitespace
+			out = append(out, b[ms[prev].valEnd:ms[prev+1].keyStart]...)
 		}
+		if d >= 0 {
+			out = append(out, b[m.keyStart:m.valStart]...)
+			out = append(out, edits[d].Raw...)
+		} else {
+			out = append(out, b[m.keyStart:m.valEnd]...)
+		}
+		prev = k
 	}
-	if len(adds) > 0 {
-		// empty object: drop the leading comma
-		inner := skipWS(out, skipWS(out, 0)+1)
-		if inner == end {
-			adds = adds[1:]
+	wrote := prev >= 0
+	for i, e := range edits {
+		if final[i] != i || e.Delete || last[i] >= 0 {
+			continue
 		}
-		tail := append([]byte(nil), out[end:]...)
-		out = append(append(out[:end], adds...), tail...)
+		if wrote {
+			out = append(out, ',')
+		}
+		q, _ := json.Marshal(e.Key)
+		out = append(out, q...)
+		out = append(out, ':')
+		out = append(out, e.Raw...)
+		wrote = true
+	}
+	if len(ms) == 0 {
+		out = append(out, b[end:]...)
+	} else {
+		out = append(out, b[ms[len(ms)-1].valEnd:]...)
 	}
 	return out, nil
 }
 
-// TopValue returns the raw JSON value of a top-level member of an object,
-// or nil when the member is absent.
+// TopValue returns the raw JSON value of a top-level member of an object
+// (of its last occurrence, the one encoding/json decodes), or nil when the
+// member is absent.
 func TopValue(b []byte, key string) ([]byte, error) {
-	spans, _, err := topLevel(b)
+	ms, _, err := topLevel(b)
 	if err != nil {
 		return nil, err
 	}
-	if sp, ok := spans[key]; ok {
-		return b[sp.valStart:sp.valEnd], nil
+	for k := len(ms) - 1; k >= 0; k-- {
+		if ms[k].key == key {
+			return b[ms[k].valStart:ms[k].valEnd], nil
+		}
 	}
 	return nil, nil
 }
