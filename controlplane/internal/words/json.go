@@ -30,12 +30,62 @@ func JSON(m proto.Message) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("re-read protojson: %w", err)
 	}
-	rewriteMessage(m.ProtoReflect().Descriptor(), v)
+	rewriteMessage(m.ProtoReflect().Descriptor(), v, toWord)
 	var out bytes.Buffer
 	if err := encodeValue(&out, v); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// Unmarshal reads JSON that JSON wrote (enum values as words) into m; it
+// is the inverse of JSON, for tests and for programs that read the CLI's
+// output back into the API's messages.
+func Unmarshal(b []byte, m proto.Message) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	v, err := decodeValue(dec)
+	if err != nil {
+		return err
+	}
+	rewriteMessage(m.ProtoReflect().Descriptor(), v, fromWord)
+	var out bytes.Buffer
+	if err := encodeValue(&out, v); err != nil {
+		return err
+	}
+	return protojson.Unmarshal(out.Bytes(), m)
+}
+
+// toWord returns the word of one enum value as protojson writes it (its
+// name, or its number when this build has no name for it).
+func toWord(ed protoreflect.EnumDescriptor, v any) any {
+	switch t := v.(type) {
+	case string:
+		if ev := ed.Values().ByName(protoreflect.Name(t)); ev != nil {
+			return word(ed, ev.Number())
+		}
+	case json.Number:
+		if n, err := t.Int64(); err == nil {
+			return word(ed, protoreflect.EnumNumber(n))
+		}
+	}
+	return v
+}
+
+// fromWord returns the protobuf name of the value whose word is v; "" is
+// the zero value.
+func fromWord(ed protoreflect.EnumDescriptor, v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	vals := ed.Values()
+	for i := 0; i < vals.Len(); i++ {
+		if word(ed, vals.Get(i).Number()) == s {
+			return string(vals.Get(i).Name())
+		}
+	}
+	return v
 }
 
 // object is a JSON object with its members in order.
@@ -140,8 +190,8 @@ func wellKnown(md protoreflect.MessageDescriptor) bool {
 }
 
 // rewriteMessage replaces, in v (the protojson form of a message of type
-// md), every enum value by its word.
-func rewriteMessage(md protoreflect.MessageDescriptor, v any) {
+// md), every enum value e by fn(e's type, e).
+func rewriteMessage(md protoreflect.MessageDescriptor, v any, fn func(protoreflect.EnumDescriptor, any) any) {
 	o, ok := v.(*object)
 	if !ok || wellKnown(md) {
 		return
@@ -158,43 +208,32 @@ func rewriteMessage(md protoreflect.MessageDescriptor, v any) {
 		case fd.IsMap():
 			if m, ok := o.vals[i].(*object); ok {
 				for j := range m.vals {
-					m.vals[j] = rewriteSingle(fd.MapValue(), m.vals[j])
+					m.vals[j] = rewriteSingle(fd.MapValue(), m.vals[j], fn)
 				}
 			}
 		case fd.IsList():
 			if a, ok := o.vals[i].([]any); ok {
 				for j := range a {
-					a[j] = rewriteSingle(fd, a[j])
+					a[j] = rewriteSingle(fd, a[j], fn)
 				}
 			}
 		default:
-			o.vals[i] = rewriteSingle(fd, o.vals[i])
+			o.vals[i] = rewriteSingle(fd, o.vals[i], fn)
 		}
 	}
 }
 
 // rewriteSingle returns one value of field fd (an element, for lists and
-// maps) with enums replaced by words.
-func rewriteSingle(fd protoreflect.FieldDescriptor, v any) any {
+// maps) with enums rewritten by fn.
+func rewriteSingle(fd protoreflect.FieldDescriptor, v any, fn func(protoreflect.EnumDescriptor, any) any) any {
 	switch fd.Kind() {
 	case protoreflect.EnumKind:
-		ed := fd.Enum()
-		if ed.FullName() == "google.protobuf.NullValue" {
+		if fd.Enum().FullName() == "google.protobuf.NullValue" {
 			return v
 		}
-		switch t := v.(type) {
-		case string:
-			if ev := ed.Values().ByName(protoreflect.Name(t)); ev != nil {
-				return word(ed, ev.Number())
-			}
-		case json.Number:
-			if n, err := t.Int64(); err == nil {
-				return word(ed, protoreflect.EnumNumber(n))
-			}
-		}
-		return v
+		return fn(fd.Enum(), v)
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		rewriteMessage(fd.Message(), v)
+		rewriteMessage(fd.Message(), v, fn)
 	}
 	return v
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -134,5 +135,32 @@ func TestJSON(t *testing.T) {
 	// Field order is protojson's (declaration order), not alphabetical.
 	if i, j := strings.Index(s, `"call_id"`), strings.Index(s, `"attempts"`); i < 0 || j < 0 || i > j {
 		t.Errorf("order: %s", s)
+	}
+}
+
+func TestUnmarshalRoundTrip(t *testing.T) {
+	t.Parallel()
+	want := &adminv1.GetProviderResponse{Detail: &adminv1.ProviderDetail{
+		Record: &adminv1.ProviderRecord{Name: "r", Kind: adminv1.RecordKind_RECORD_KIND_POOL, Preset: adminv1.Preset_PRESET_AZURE_OPENAI,
+			Spec: &adminv1.ProviderSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_OPENAI, Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY},
+				Models: []*configv1.Model{{Name: "m", Kind: configv1.ModelKind_MODEL_KIND_EMBEDDINGS}}}},
+		Members: []*adminv1.MemberDetail{{EdgeViews: []*adminv1.EdgeView{{View: &telemetryv1.MemberView{
+			Cooldown: &telemetryv1.Cooldown{Kind: telemetryv1.FailureKind_FAILURE_KIND_KEY_REFUSED}}}}}},
+	}}
+	b, err := JSON(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"kind":"pool"`, `"preset":"azure-openai"`, `"wire_format":"openai"`, `"kind":"api-key"`, `"kind":"embeddings"`, `"kind":"key_refused"`} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("JSON lacks %s: %s", w, b)
+		}
+	}
+	got := &adminv1.GetProviderResponse{}
+	if err := Unmarshal(b, got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
