@@ -35,7 +35,7 @@ type doctorQueries interface {
 
 // DoctorService implements weir.admin.v1.DoctorService. Checks so far:
 // "shared_account" (R-SEC-4: members of one record sharing a key secret or a
-// host name), "pool_cooling" (every member of a record cooling on some edge,
+// host name, unless they declare different accounts), "pool_cooling" (every member of a record cooling on some edge,
 // from member views), "edge_silent" (an edge known to the control plane
 // that has not reported for more than ViewMaxAge; edges serve every tenant,
 // so this check runs for the whole cluster only, i.e. for cluster admins)
@@ -120,7 +120,13 @@ func (s *DoctorService) Diagnose(ctx context.Context, req *connect.Request[admin
 }
 
 // sharedAccounts reports members of one record that share a key secret or a
-// host name, ports aside (R-SEC-4).
+// host name, ports aside (R-SEC-4), leaving out what the operator has
+// declared: two members whose declared accounts differ are separate
+// accounts, so a group is reported only with the members that have no
+// declared account or share one with another member of the group (see
+// undeclaredApart), and not at all when fewer than two remain. The hint
+// fits the case: another key for a shared secret, a distinct account for
+// separate accounts behind one host.
 func sharedAccounts(tenant string, recs []record) []*adminv1.Finding {
 	var out []*adminv1.Finding
 	for _, r := range recs {
@@ -128,6 +134,7 @@ func sharedAccounts(tenant string, recs []record) []*adminv1.Finding {
 		if len(ends) < 2 {
 			continue
 		}
+		accounts := declaredAccounts(r)
 		bySecret := map[string][]string{}
 		byHost := map[string][]string{}
 		for _, e := range ends {
@@ -138,14 +145,14 @@ func sharedAccounts(tenant string, recs []record) []*adminv1.Finding {
 				byHost[h] = append(byHost[h], e.member)
 			}
 		}
-		add := func(groups map[string][]string, what string) {
+		add := func(groups map[string][]string, what, hint string) {
 			keys := make([]string, 0, len(groups))
 			for k := range groups {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				ms := groups[k]
+				ms := undeclaredApart(groups[k], accounts)
 				if len(ms) < 2 {
 					continue
 				}
@@ -153,12 +160,46 @@ func sharedAccounts(tenant string, recs []record) []*adminv1.Finding {
 				out = append(out, &adminv1.Finding{
 					Code: "shared_account", Severity: adminv1.Severity_SEVERITY_WARNING, Tenant: tenant, Record: r.rec.Name, Members: ms,
 					Message: fmt.Sprintf("members %s of record %q share %s %q: they are probably one account and add no capacity", strings.Join(ms, ", "), r.rec.Name, what, k),
-					Hint:    "give each member its own account's key, or declare the same account on them",
+					Hint:    hint,
 				})
 			}
 		}
-		add(bySecret, "the key secret")
-		add(byHost, "the host")
+		add(bySecret, "the key secret", "give each member the key of its own account, in a secret of its own; if they are separate accounts after all, declare a different account on each")
+		add(byHost, "the host", "if they are separate accounts on one host, declare a different account on each; if they are one deployment, one member is enough")
+	}
+	return out
+}
+
+// declaredAccounts maps each member of a pool to the account it declares:
+// its own, else the record's when the member sets none (a member's empty
+// account declares none). Members that declare none are absent.
+func declaredAccounts(r record) map[string]string {
+	out := map[string]string{}
+	for _, m := range r.members {
+		a := r.rec.Account
+		if m.Account.Valid {
+			a = m.Account.String
+		}
+		if a != "" {
+			out[m.Name] = a
+		}
+	}
+	return out
+}
+
+// undeclaredApart returns the members of group that the operator has not
+// declared apart from every other member of it: two members are declared
+// apart when both declare an account and the accounts differ. The result
+// keeps group's order and has no member or at least two.
+func undeclaredApart(group []string, accounts map[string]string) []string {
+	var out []string
+	for i, a := range group {
+		for j, b := range group {
+			if i != j && (accounts[a] == "" || accounts[b] == "" || accounts[a] == accounts[b]) {
+				out = append(out, a)
+				break
+			}
+		}
 	}
 	return out
 }

@@ -24,7 +24,10 @@ const (
 // Warnings returns the record's current warnings, in a fixed order: R-SEC-4
 // shared_key_secret (two or more members sign with the same secret: a key
 // secret, SigV4 access key secret or OAuth2 client secret) and shared_host
-// (two or more members reach the same host name, ports aside), then
+// (two or more members reach the same host name, ports aside) — each
+// leaving out members the operator has declared apart, i.e. whose declared
+// accounts (the member's, else the record's) differ from those of all the
+// others in the group (undeclaredApart) — then
 // secret_host_mismatch (with env.Secrets), model_unpriced and
 // rules_refuse_all (with env.Rules). Off members
 // count: switching a member on must not need a new warning to be safe.
@@ -34,9 +37,14 @@ func Warnings(r *Record, env Env) []*adminv1.Warning {
 		eff  *adminv1.EffectiveMember
 	}
 	var eps []ep
+	accounts := map[string]string{} // member → declared account
 	if r.Pool {
 		for _, m := range sortedMembers(r) {
 			eps = append(eps, ep{m.Name, Effective(r, m)})
+			accounts[m.Name] = r.Spec.GetAccount()
+			if m.Spec.Account != nil {
+				accounts[m.Name] = m.Spec.GetAccount()
+			}
 		}
 	} else {
 		eps = append(eps, ep{PrimaryMember, Effective(r, nil)})
@@ -64,13 +72,13 @@ func Warnings(r *Record, env Env) []*adminv1.Warning {
 	}
 	keys, by := group(func(e ep) string { return signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret()) })
 	for _, k := range keys {
-		if ms := by[k]; len(ms) > 1 {
+		if ms := undeclaredApart(by[k], accounts); len(ms) > 1 {
 			warn(WarnSharedKeySecret, fmt.Sprintf("members %s sign with the same secret %s: they are probably keys of one account and add no capacity (R-SEC-4)", list(ms), strconv.Quote(k)), ms)
 		}
 	}
 	keys, by = group(func(e ep) string { return hostOf(e.eff.GetBaseUrl()) })
 	for _, k := range keys {
-		if ms := by[k]; len(ms) > 1 {
+		if ms := undeclaredApart(by[k], accounts); len(ms) > 1 {
 			warn(WarnSharedHost, fmt.Sprintf("members %s reach the same host %s: they are probably one deployment and add no capacity (R-SEC-4)", list(ms), strconv.Quote(k)), ms)
 		}
 	}
@@ -125,6 +133,23 @@ func Warnings(r *Record, env Env) []*adminv1.Warning {
 		}
 		if refused == len(eps) {
 			warn(WarnRulesRefuseAll, "the tenant's data rules refuse every member of the record, so calls can never reach it (R-ELIG-2)", nil)
+		}
+	}
+	return out
+}
+
+// undeclaredApart returns the members of group that the operator has not
+// declared apart from every other member of it: two members are declared
+// apart when both declare an account and the accounts differ. The result
+// keeps group's order and has no member or at least two.
+func undeclaredApart(group []string, accounts map[string]string) []string {
+	var out []string
+	for i, a := range group {
+		for j, b := range group {
+			if i != j && (accounts[a] == "" || accounts[b] == "" || accounts[a] == accounts[b]) {
+				out = append(out, a)
+				break
+			}
 		}
 	}
 	return out

@@ -51,6 +51,46 @@ func TestWarnings(t *testing.T) {
 			want: []warn{{WarnSharedHost, []string{"france", "sweden"}}, {WarnModelUnpriced, nil}},
 		},
 		{
+			name: "R-SEC-4 no warning for members declaring different accounts on one host with one secret",
+			edit: func(r *Record) {
+				r.member("sweden").Spec.BaseUrl = "https://gateway.example.com/a"
+				r.member("france").Spec.BaseUrl = "https://gateway.example.com/b"
+				r.member("france").Spec.KeySecret = proto.String("azure-key")
+				r.member("sweden").Spec.Account = proto.String("org-1")
+				r.member("france").Spec.Account = proto.String("org-2")
+			},
+			want: []warn{{WarnModelUnpriced, nil}},
+		},
+		{
+			name: "R-SEC-4 a member's own account apart from the record's one its peer inherits",
+			edit: func(r *Record) {
+				r.member("france").Spec.KeySecret = proto.String("azure-key")
+				r.Spec.Account = "org-1"
+				r.member("france").Spec.Account = proto.String("org-2")
+			},
+			want: []warn{{WarnModelUnpriced, nil}},
+		},
+		{
+			name: "R-SEC-4 still warns when a member declares no account (an empty one) and its peer the record's",
+			edit: func(r *Record) {
+				r.member("sweden").Spec.BaseUrl = "https://gateway.example.com/a"
+				r.member("france").Spec.BaseUrl = "https://gateway.example.com/b"
+				r.member("france").Spec.KeySecret = proto.String("azure-key")
+				r.Spec.Account = "org-1"
+				r.member("sweden").Spec.Account = proto.String("")
+			},
+			want: []warn{{WarnSharedKeySecret, []string{"france", "sweden"}}, {WarnSharedHost, []string{"france", "sweden"}}, {WarnModelUnpriced, nil}},
+		},
+		{
+			name: "R-SEC-4 still warns for members declaring the same account",
+			edit: func(r *Record) {
+				r.member("france").Spec.KeySecret = proto.String("azure-key")
+				r.member("sweden").Spec.Account = proto.String("org-1")
+				r.member("france").Spec.Account = proto.String("org-1")
+			},
+			want: []warn{{WarnSharedKeySecret, []string{"france", "sweden"}}, {WarnModelUnpriced, nil}},
+		},
+		{
 			name:  "no warning for distinct secrets and hosts on a priced record",
 			build: plainOpenAI,
 			edit: func(r *Record) {
