@@ -196,7 +196,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 
 	if edge != nil {
 		// The edge serves at once from its disk cache (if any) and /readyz
-		// turns ready when a config is installed, from disk or from NATS.
+		// turns ready when a config is installed: from disk, or the whole
+		// of WEIR_CONFIG as first delivered (even with no tenant), which
+		// the edge installs only once every bucket it uses exists.
 		// Its loops outlive the shutdown signal: Close, after the last call,
 		// flushes records and gives back leases, then stops them.
 		if err := edge.Start(context.WithoutCancel(ctx)); err != nil {
@@ -221,7 +223,8 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 }
 
 // loadStandalone watches the config file until ctx ends and returns once
-// the first load is installed (or failed).
+// the first load is installed (or failed). A valid file is a config even
+// without any tenant: the registry is then ready.
 func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry) error {
 	loaded := make(chan error, 1)
 	go func() {

@@ -120,3 +120,38 @@ func TestBadUsage(t *testing.T) {
 		t.Fatalf("exit %d for a missing file", code)
 	}
 }
+
+// Standalone, a valid config file without any tenant is a config: the edge
+// is ready (and refuses every key).
+func TestStandaloneReadyWithoutTenants(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "weir.json")
+	if err := os.WriteFile(p, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--config", p, "--listen", addr, "--admin-listen", "", "--shutdown-grace", "1s"}, func(string) string { return "" }, io.Discard, &stderr)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("edge with an empty config file not ready (%v): %s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}

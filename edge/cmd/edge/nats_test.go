@@ -189,3 +189,82 @@ func TestNATSModeUsage(t *testing.T) {
 		t.Fatalf("exit %d with a short edge key", code)
 	}
 }
+
+// status is the status of GET url, or 0 when nothing answers.
+func status(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// /readyz in NATS mode: an edge that holds the cluster's current config is
+// ready even when the cluster has no tenant yet (an empty WEIR_CONFIG, or
+// one with only the cluster snapshot); an edge with no config at all (NATS
+// unreachable, no disk cache) is alive but not ready.
+func TestNATSModeReadiness(t *testing.T) {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key)}
+	edge := func(t *testing.T, url string) (addr string, stop func() int, stderr *bytes.Buffer) {
+		addr = freeAddr(t)
+		stop, stderr = edgeRun(t, []string{"--nats-url", url, "--state-dir", t.TempDir(), "--listen", addr, "--admin-listen", "",
+			"--edge-id", "edge-1", "--shutdown-grace", "1s"}, env)
+		return addr, stop, stderr
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster bool
+	}{{"empty cluster", false}, {"only a cluster snapshot", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := startNATS(t, t.TempDir(), -1)
+			nc, err := nats.Connect(ns.ClientURL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			js, _ := jetstream.New(nc)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			kv, err := js.CreateKeyValue(ctx, distrib.ConfigBucketConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.cluster {
+				raw, _ := proto.Marshal(&configv1.ClusterSnapshot{Version: 1})
+				if _, err := kv.Put(ctx, distrib.ClusterKey, raw); err != nil {
+					t.Fatal(err)
+				}
+			}
+			addr, stop, stderr := edge(t, ns.ClientURL())
+			waitReady(t, addr, stderr)
+			if code := chat(t, addr); code != http.StatusUnauthorized {
+				t.Fatalf("a key of no tenant: %d, want 401", code)
+			}
+			if code := stop(); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+		})
+	}
+	t.Run("no NATS and no cache", func(t *testing.T) {
+		addr, stop, stderr := edge(t, "nats://"+freeAddr(t))
+		deadline := time.Now().Add(5 * time.Second)
+		for status("http://"+addr+"/healthz") != http.StatusOK {
+			if time.Now().After(deadline) {
+				t.Fatalf("edge not up: %s", stderr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for range 10 {
+			if code := status("http://" + addr + "/readyz"); code != http.StatusServiceUnavailable {
+				t.Fatalf("readyz %d without any config, want 503", code)
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+		if code := stop(); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+}
