@@ -9,13 +9,13 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
@@ -90,9 +90,21 @@ func squash(s string) string {
 	return s
 }
 
-// jsonUnmarshal reads protojson printed by the CLI.
+// jsonUnmarshal reads JSON printed by the CLI (enums as words) into m.
 func jsonUnmarshal(s string, m proto.Message) error {
-	return protojson.Unmarshal([]byte(s), m)
+	return words.Unmarshal([]byte(s), m)
+}
+
+// noEnumNames fails the test when out holds a protobuf enum name: the CLI
+// prints words (ROUTING R-SEE-2).
+func noEnumNames(t *testing.T, what, out string) {
+	t.Helper()
+	for _, prefix := range []string{"ATTEMPT_OUTCOME_", "CALL_OUTCOME_", "FAILURE_KIND_", "WIRE_FORMAT_", "AUTH_KIND_", "PRESET_",
+		"RECORD_KIND_", "MODEL_KIND_", "BUDGET_PERIOD_", "ROLE_", "SEVERITY_", "DIMENSION_", "HEADROOM_SOURCE_", "UNSPECIFIED"} {
+		if strings.Contains(out, prefix) {
+			t.Errorf("%s holds the protobuf enum name %s…:\n%s", what, prefix, out)
+		}
+	}
 }
 
 func TestKeyCreatePrintsTheKeyAlone(t *testing.T) {
@@ -331,6 +343,8 @@ func TestProviderShowMarksInheritedFields(t *testing.T) {
 	t.Parallel()
 	f, url := startFake(t)
 	e := newEnv(t, url, "tok")
+	ended := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	running := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	detail := &adminv1.ProviderDetail{
 		Record: &adminv1.ProviderRecord{Name: "azure-eu", Tenant: "acme", Kind: adminv1.RecordKind_RECORD_KIND_POOL, Preset: adminv1.Preset_PRESET_AZURE_OPENAI,
 			MemberNames: []string{"sweden", "france"}, Revision: 2,
@@ -342,8 +356,12 @@ func TestProviderShowMarksInheritedFields(t *testing.T) {
 				KeySecret: "azure-sweden-key", Region: "eu-north", Weight: 1, Order: 1, Models: []string{"gpt-x"}, ApiVersion: "2024-10-21",
 				Account: "secret:azure-sweden-key", Tags: map[string]string{"team": "ml"},
 				InheritedFields: []string{"auth", "models", "api_version", "retains_data"}, InheritedTagKeys: []string{"team"}},
+				// edge-1's last view names a cooldown that has ended since;
+				// edge-2's is still running.
 				EdgeViews: []*adminv1.EdgeView{{View: &telemetryv1.MemberView{EdgeId: "edge-1", Headroom: 0.42, LastStatus: 429,
-					Cooldown: &telemetryv1.Cooldown{Until: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), Kind: telemetryv1.FailureKind_FAILURE_KIND_RATE_LIMITED, Reason: "retry-after 30s"}}}}},
+					Cooldown: &telemetryv1.Cooldown{Until: timestamppb.New(ended), Kind: telemetryv1.FailureKind_FAILURE_KIND_RATE_LIMITED, Reason: "retry-after 30s"}}},
+					{View: &telemetryv1.MemberView{EdgeId: "edge-2", Headroom: 0.1, LastStatus: 503,
+						Cooldown: &telemetryv1.Cooldown{Until: timestamppb.New(running), Kind: telemetryv1.FailureKind_FAILURE_KIND_SERVER_ERROR, Reason: "http_503"}}}}},
 			{Member: &adminv1.PoolMember{Name: "france"}, Effective: &adminv1.EffectiveMember{
 				BaseUrl: "https://acme-france.openai.azure.com/openai", Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "api-key"},
 				KeySecret: "azure-france-key", Region: "eu-west", Weight: 2, Order: 1, Models: []string{"gpt-x"},
@@ -369,7 +387,8 @@ func TestProviderShowMarksInheritedFields(t *testing.T) {
 		" retains data no (inherited)\n",
 		" api version 2024-10-21 (inherited)\n",
 		" tags team=ml (inherited)\n",
-		" edge edge-1 headroom 42%, cooling until 2026-01-02T03:04:05Z (rate-limited: retry-after 30s), last status 429, in flight 0\n",
+		" edge edge-1 headroom 42%, last status 429, in flight 0\n",
+		" edge edge-2 headroom 10%, cooling until " + running.Format(time.RFC3339) + " (server_error: http_503), last status 503, in flight 0\n",
 		"member france:\n",
 		" price gpt-x input 2.75, output 11, cache read 0.275 USD/Mtok\n",
 	} {
@@ -386,9 +405,28 @@ func TestProviderShowMarksInheritedFields(t *testing.T) {
 	if err := jsonUnmarshal(r.stdout, &got); err != nil {
 		t.Fatal(err)
 	}
-	diffProto(t, "provider show json", &adminv1.GetProviderResponse{Detail: detail}, &got)
+	if strings.Contains(r.stdout, ended.Format(time.RFC3339)) {
+		t.Errorf("provider show --output json shows a cooldown that has ended:\n%s", r.stdout)
+	}
+	noEnumNames(t, "provider show --output json", r.stdout)
+	want := proto.Clone(detail).(*adminv1.ProviderDetail)
+	want.Members[0].EdgeViews[0].View.Cooldown = nil
+	diffProto(t, "provider show json", &adminv1.GetProviderResponse{Detail: want}, &got)
 	if !strings.Contains(r.stdout, `"inherited_fields": [`) {
 		t.Errorf("json does not use proto field names:\n%s", r.stdout)
+	}
+
+	// pool list shows only the running cooldown too.
+	f.reply("ListPoolMembers", func(proto.Message) (proto.Message, error) {
+		return &adminv1.ListPoolMembersResponse{Members: proto.Clone(detail).(*adminv1.ProviderDetail).GetMembers()}, nil
+	})
+	r = e.must(t, "provider", "pool", "list", "azure-eu", "--tenant", "acme")
+	if out := squash(r.stdout); strings.Count(out, "cooling until") != 1 || !strings.Contains(out, "cooling until "+running.Format(time.RFC3339)) {
+		t.Errorf("pool list shows other cooldowns than the running one:\n%s", r.stdout)
+	}
+	r = e.must(t, "provider", "pool", "list", "azure-eu", "--tenant", "acme", "--output", "json")
+	if strings.Contains(r.stdout, ended.Format(time.RFC3339)) || !strings.Contains(r.stdout, running.Format(time.RFC3339)) {
+		t.Errorf("pool list --output json cooldowns:\n%s", r.stdout)
 	}
 }
 
@@ -465,6 +503,11 @@ func TestBudgetCommands(t *testing.T) {
 	if !strings.Contains(squash(r.stdout), "all - total 250 1.234567891 0") {
 		t.Errorf("budget list:\n%s", r.stdout)
 	}
+	r = e.must(t, "budget", "list", "--tenant", "acme", "--output", "json")
+	noEnumNames(t, "budget list --output json", r.stdout)
+	if !strings.Contains(r.stdout, `"period": "total"`) {
+		t.Errorf("budget list json:\n%s", r.stdout)
+	}
 }
 
 func TestCallsEdgesDoctor(t *testing.T) {
@@ -485,12 +528,41 @@ func TestCallsEdgesDoctor(t *testing.T) {
 
 	f.reply("GetCall", func(proto.Message) (proto.Message, error) {
 		return &adminv1.GetCallResponse{Call: &adminv1.Call{Tenant: "acme", Key: "ci", Record: &telemetryv1.CallRecord{CallId: "c1",
-			Attempts: []*telemetryv1.Attempt{{Index: 0, MemberName: "sweden", Status: 429, Outcome: telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_FAILED_OVER},
+			Outcome: telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED,
+			Attempts: []*telemetryv1.Attempt{{Index: 0, MemberName: "sweden", Status: 429, Outcome: telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_FAILED_OVER,
+				Kind: telemetryv1.FailureKind_FAILURE_KIND_RATE_LIMITED},
 				{Index: 1, MemberName: "france", Status: 200, Outcome: telemetryv1.AttemptOutcome_ATTEMPT_OUTCOME_ANSWERED}}}}}, nil
 	})
 	r = e.must(t, "calls", "show", "c1", "--tenant", "acme")
-	if !strings.Contains(r.stdout, "failed-over") || !strings.Contains(r.stdout, "france") {
+	// The words of ROUTING R-SEE-2, in text and in JSON.
+	if out := squash(r.stdout); !strings.Contains(out, "0 - sweden 429 failed_over rate_limited") ||
+		!strings.Contains(out, "1 - france 200 answered") || !strings.Contains(out, "outcome answered\n") {
 		t.Errorf("calls show:\n%s", r.stdout)
+	}
+	r = e.must(t, "calls", "show", "c1", "--tenant", "acme", "--output", "json")
+	noEnumNames(t, "calls show --output json", r.stdout)
+	var shown struct {
+		Call struct {
+			Record struct {
+				Outcome  string `json:"outcome"`
+				Attempts []struct {
+					Outcome string `json:"outcome"`
+					Kind    string `json:"kind"`
+				} `json:"attempts"`
+			} `json:"record"`
+		} `json:"call"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil {
+		t.Fatalf("calls show json: %v\n%s", err, r.stdout)
+	}
+	if at := shown.Call.Record.Attempts; shown.Call.Record.Outcome != "answered" || len(at) != 2 ||
+		at[0].Outcome != "failed_over" || at[0].Kind != "rate_limited" || at[1].Outcome != "answered" || at[1].Kind != "" {
+		t.Errorf("calls show json words: %+v\n%s", shown, r.stdout)
+	}
+	r = e.must(t, "calls", "list", "--tenant", "acme", "--output", "json")
+	noEnumNames(t, "calls list --output json", r.stdout)
+	if !strings.Contains(r.stdout, `"outcome": "answered"`) {
+		t.Errorf("calls list json:\n%s", r.stdout)
 	}
 	diffProto(t, "GetCall", &adminv1.GetCallRequest{Tenant: "acme", CallId: "c1"}, f.last(t, "GetCall"))
 
@@ -511,6 +583,11 @@ func TestCallsEdgesDoctor(t *testing.T) {
 		t.Errorf("doctor:\n%s", r.stdout)
 	}
 	diffProto(t, "Diagnose", &adminv1.DiagnoseRequest{}, f.last(t, "Diagnose"))
+	r = e.must(t, "doctor", "--output", "json")
+	noEnumNames(t, "doctor --output json", r.stdout)
+	if !strings.Contains(r.stdout, `"severity": "error"`) {
+		t.Errorf("doctor json:\n%s", r.stdout)
+	}
 }
 
 func TestPoolRemoveListResetShare(t *testing.T) {

@@ -137,6 +137,10 @@ func TestSeedFlowAgainstRealServer(t *testing.T) {
 	}
 
 	r = step("", "provider", "show", "bedrock-eu", "--output", "json")
+	noEnumNames(t, "provider show --output json", r.stdout)
+	if !strings.Contains(r.stdout, `"kind": "sigv4"`) || !strings.Contains(r.stdout, `"wire_format": "bedrock"`) {
+		t.Errorf("provider show json lacks the words sigv4 and bedrock:\n%s", r.stdout)
+	}
 	var detail adminv1.GetProviderResponse
 	if err := jsonUnmarshal(r.stdout, &detail); err != nil {
 		t.Fatalf("provider show json: %v\n%s", err, r.stdout)

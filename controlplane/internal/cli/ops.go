@@ -15,6 +15,7 @@ import (
 
 	"weir.dev/controlplane/internal/money"
 	"weir.dev/controlplane/internal/usageexport"
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -80,7 +81,7 @@ func setupBudgetSet(fs *flag.FlagSet) runFunc {
 
 // periodName prints a budget period as the CLI spells it.
 func periodName(p configv1.BudgetPeriod) string {
-	return enumName(p.String(), "BUDGET_PERIOD_")
+	return words.BudgetPeriod(p)
 }
 
 // budgetList runs `weir budget list` (BudgetService.ListBudgets, every page).
@@ -249,7 +250,7 @@ func setupCallsList(fs *flag.FlagSet) runFunc {
 			for _, x := range calls {
 				r := x.GetRecord()
 				t.row(r.GetCallId(), ts(r.GetStartedAt()), x.GetKey(), r.GetModel(), r.GetRecordName(), r.GetMemberName(),
-					statusText(r.GetStatus()), enumName(r.GetOutcome().String(), "CALL_OUTCOME_"),
+					statusText(r.GetStatus()), words.CallOutcome(r.GetOutcome()),
 					strconv.Itoa(len(r.GetAttempts())), money.FormatNanos(r.GetCostNanos()), dur(r.GetDuration()))
 			}
 			return t.flush()
@@ -290,7 +291,7 @@ func (c *call) callShow(ctx context.Context) error {
 			"record", r.GetRecordName(),
 			"member", r.GetMemberName(),
 			"status", statusText(r.GetStatus()),
-			"outcome", enumName(r.GetOutcome().String(), "CALL_OUTCOME_"),
+			"outcome", words.CallOutcome(r.GetOutcome()),
 			"error code", r.GetErrorCode(),
 			"started", ts(r.GetStartedAt()),
 			"duration", dur(r.GetDuration()),
@@ -307,7 +308,7 @@ func (c *call) callShow(ctx context.Context) error {
 		t := newTable(w, "#", "RECORD", "MEMBER", "STATUS", "OUTCOME", "KIND", "REASON", "LATENCY", "COST USD", "STARTED")
 		for _, at := range r.GetAttempts() {
 			t.row(strconv.FormatUint(uint64(at.GetIndex()), 10), at.GetRecordName(), at.GetMemberName(), statusText(at.GetStatus()),
-				enumName(at.GetOutcome().String(), "ATTEMPT_OUTCOME_"), enumName(at.GetKind().String(), "FAILURE_KIND_"),
+				words.AttemptOutcome(at.GetOutcome()), words.FailureKind(at.GetKind()),
 				at.GetReason(), dur(at.GetLatency()), money.FormatNanos(at.GetCostNanos())+flagged(at.GetCostEstimated()), ts(at.GetStartedAt()))
 		}
 		if err := t.flush(); err != nil {
@@ -384,7 +385,7 @@ func (c *call) doctor(ctx context.Context) error {
 					about = append(about, p[0]+" "+p[1])
 				}
 			}
-			fmt.Fprintf(w, "%-7s %s: %s", enumName(f.GetSeverity().String(), "SEVERITY_"), f.GetCode(), f.GetMessage())
+			fmt.Fprintf(w, "%-7s %s: %s", words.Severity(f.GetSeverity()), f.GetCode(), f.GetMessage())
 			if len(about) > 0 {
 				fmt.Fprintf(w, " (%s)", strings.Join(about, "; "))
 			}

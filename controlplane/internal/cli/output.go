@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 )
 
@@ -47,17 +47,12 @@ func (m *outputMode) Set(s string) error {
 // json reports whether --output json was given.
 func (a *app) json() bool { return a.output == outputJSON }
 
-// jsonOptions is how responses are printed with --output json: protojson
-// with the proto field names, every field present, so scripts see stable
-// shapes.
-func jsonOptions() protojson.MarshalOptions {
-	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
-}
-
-// printJSON prints m as indented protojson. protojson's own whitespace is
-// deliberately unstable, so the output is re-indented with encoding/json.
+// printJSON prints m as `--output json` does: the proto field names, every
+// field present (so scripts see stable shapes), and every enum as its word
+// (package words: "failed_over", never ATTEMPT_OUTCOME_FAILED_OVER, ROUTING
+// R-SEE-2), indented.
 func (a *app) printJSON(m proto.Message) error {
-	b, err := jsonOptions().Marshal(m)
+	b, err := words.JSON(m)
 	if err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
@@ -251,15 +246,4 @@ func joinMap(m map[string]string, mark map[string]bool) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, ",")
-}
-
-// enumName prints an enum value name without its type prefix, lower case
-// with dashes: WIRE_FORMAT_OPENAI with prefix "WIRE_FORMAT_" is "openai";
-// the unspecified value prints as "".
-func enumName(name, prefix string) string {
-	s := strings.TrimPrefix(name, prefix)
-	if s == "UNSPECIFIED" {
-		return ""
-	}
-	return strings.ReplaceAll(strings.ToLower(s), "_", "-")
 }

@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"connectrpc.com/connect"
 
 	"weir.dev/controlplane/internal/money"
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -41,7 +43,7 @@ func setupProviderCreate(fs *flag.FlagSet) runFunc {
 		return c.emit(resp.Msg, func(w io.Writer) error {
 			r := resp.Msg.GetRecord()
 			_, err := fmt.Fprintf(w, "created provider record %s (%s, %s)\n", r.GetName(), kindName(r.GetKind()),
-				enumName(r.GetSpec().GetWireFormat().String(), "WIRE_FORMAT_"))
+				words.WireFormat(r.GetSpec().GetWireFormat()))
 			return err
 		})
 	}
@@ -91,6 +93,7 @@ func (c *call) providerShow(ctx context.Context) error {
 		return fmt.Errorf("show provider %s: %w", c.args[0], err)
 	}
 	c.printWarnings(resp.Msg.GetDetail().GetWarnings())
+	dropEndedCooldowns(resp.Msg.GetDetail().GetMembers(), time.Now())
 	return c.emit(resp.Msg, func(w io.Writer) error { return printDetail(w, resp.Msg.GetDetail()) })
 }
 
@@ -116,8 +119,8 @@ func (c *call) providerList(ctx context.Context) error {
 	return c.emit(&adminv1.ListProvidersResponse{Records: records}, func(w io.Writer) error {
 		t := newTable(w, "NAME", "KIND", "PRESET", "WIRE", "MODELS", "MEMBERS", "MANAGED", "REVISION", "UPDATED")
 		for _, r := range records {
-			t.row(r.GetName(), kindName(r.GetKind()), enumName(r.GetPreset().String(), "PRESET_"),
-				enumName(r.GetSpec().GetWireFormat().String(), "WIRE_FORMAT_"), modelsText(r.GetSpec().GetModels()),
+			t.row(r.GetName(), kindName(r.GetKind()), words.Preset(r.GetPreset()),
+				words.WireFormat(r.GetSpec().GetWireFormat()), modelsText(r.GetSpec().GetModels()),
 				strings.Join(r.GetMemberNames(), ","), yes(r.GetManaged()), strconv.FormatUint(r.GetRevision(), 10), ts(r.GetUpdatedAt()))
 		}
 		return t.flush()
@@ -317,6 +320,7 @@ func (c *call) poolList(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	dropEndedCooldowns(members, time.Now())
 	return c.emit(&adminv1.ListPoolMembersResponse{Members: members}, func(w io.Writer) error {
 		return printMembers(w, members)
 	})
@@ -341,7 +345,7 @@ func (c *call) poolReset(ctx context.Context) error {
 }
 
 // kindName prints a record kind: "plain" or "pool".
-func kindName(k adminv1.RecordKind) string { return enumName(k.String(), "RECORD_KIND_") }
+func kindName(k adminv1.RecordKind) string { return words.RecordKind(k) }
 
 // modelsText prints model names separated by commas.
 func modelsText(ms []*configv1.Model) string {
@@ -371,7 +375,7 @@ func authText(a *configv1.Auth) string {
 	add("client id", a.GetClientId())
 	add("client secret secret", a.GetClientSecretSecret())
 	add("scopes", strings.Join(a.GetScopes(), ","))
-	s := enumName(a.GetKind().String(), "AUTH_KIND_")
+	s := words.AuthKind(a.GetKind())
 	if len(parts) > 0 {
 		s = strings.TrimSpace(s + " (" + strings.Join(parts, ", ") + ")")
 	}
@@ -417,8 +421,8 @@ func printDetail(w io.Writer, d *adminv1.ProviderDetail) error {
 		"record", r.GetName(),
 		"tenant", owner,
 		"kind", kindName(r.GetKind()),
-		"preset", enumName(r.GetPreset().String(), "PRESET_"),
-		"wire format", enumName(sp.GetWireFormat().String(), "WIRE_FORMAT_"),
+		"preset", words.Preset(r.GetPreset()),
+		"wire format", words.WireFormat(sp.GetWireFormat()),
 		"base url", sp.GetBaseUrl(),
 		"auth", authText(sp.GetAuth()),
 		"key secret", sp.GetKeySecret(),
@@ -584,13 +588,29 @@ func resolvedPriceText(p *adminv1.ResolvedPrice) string {
 	return s
 }
 
+// dropEndedCooldowns removes from the edges' views every cooldown that
+// ended by now. A view is the edge's last report, so it may name a cooldown
+// whose time has passed since; the member is not cooling then, and `provider
+// show` and `pool list` (text and JSON) show only cooldowns still running,
+// as the console does.
+func dropEndedCooldowns(members []*adminv1.MemberDetail, now time.Time) {
+	for _, m := range members {
+		for _, ev := range m.GetEdgeViews() {
+			v := ev.GetView()
+			if cd := v.GetCooldown(); cd != nil && !cd.GetUntil().AsTime().After(now) {
+				v.Cooldown = nil
+			}
+		}
+	}
+}
+
 // viewText prints one edge's view of a member (R-OBS-1) in one line.
 func viewText(ev *adminv1.EdgeView) string {
 	v := ev.GetView()
 	parts := []string{fmt.Sprintf("headroom %s%%", strconv.FormatFloat(v.GetHeadroom()*100, 'f', 0, 64))}
 	if cd := v.GetCooldown(); cd != nil && cd.GetUntil() != nil {
 		c := "cooling until " + ts(cd.GetUntil())
-		if k := enumName(cd.GetKind().String(), "FAILURE_KIND_"); k != "" {
+		if k := words.CooldownKind(cd.GetKind()); k != "" {
 			c += " (" + k
 			if cd.GetReason() != "" {
 				c += ": " + cd.GetReason()

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -111,7 +112,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	s.allowRegions.check = func(r string) error { return checkRegion(r, true) }
 
 	member := s.kind == memberAdd || s.kind == memberSet
-	fs.StringVar(&s.preset, "preset", "", "openai, azure-openai, anthropic, bedrock or vllm")
+	fs.StringVar(&s.preset, "preset", "", "preset: "+orList(words.All[adminv1.Preset]()))
 	fs.StringVar(&s.baseURL, "base-url", "", "endpoint URL (https; http only to loopback or on internal records)")
 	if member {
 		fs.Var(&s.models, "models", "models M,M… (a member: the subset it serves; pool add creating the record: the record's models)")
@@ -126,7 +127,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.Var(&s.rpm, "rpm", "declared requests per minute (R-HEAD-2)")
 	fs.Var(&s.inTPM, "input-tpm", "declared input tokens per minute")
 	fs.Var(&s.outTPM, "output-tpm", "declared output tokens per minute")
-	fs.StringVar(&s.authKind, "auth-kind", "", "api-key, sigv4, oauth2 or none")
+	fs.StringVar(&s.authKind, "auth-kind", "", "auth kind: "+orList(words.All[configv1.AuthKind]()))
 	fs.StringVar(&s.authHeader, "auth-header", "", "header of an API key, e.g. api-key, x-api-key, authorization")
 	fs.StringVar(&s.awsService, "aws-service", "", "SigV4 service, e.g. bedrock")
 	fs.StringVar(&s.awsRegion, "aws-region", "", "SigV4 signing region, e.g. eu-north-1")
@@ -159,40 +160,34 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	}
 }
 
-// presetValue maps a --preset name to the API enum.
+// presetValue maps a --preset word to the API enum.
 func presetValue(name string) (adminv1.Preset, error) {
-	switch name {
-	case "":
+	if name == "" {
 		return adminv1.Preset_PRESET_UNSPECIFIED, nil
-	case "openai":
-		return adminv1.Preset_PRESET_OPENAI, nil
-	case "azure-openai":
-		return adminv1.Preset_PRESET_AZURE_OPENAI, nil
-	case "anthropic":
-		return adminv1.Preset_PRESET_ANTHROPIC, nil
-	case "bedrock":
-		return adminv1.Preset_PRESET_BEDROCK, nil
-	case "vllm":
-		return adminv1.Preset_PRESET_VLLM, nil
 	}
-	return 0, fmt.Errorf("--preset: want openai, azure-openai, anthropic, bedrock or vllm, got %q", name)
+	if p, ok := words.Parse[adminv1.Preset](name); ok {
+		return p, nil
+	}
+	return 0, fmt.Errorf("--preset: want %s, got %q", orList(words.All[adminv1.Preset]()), name)
 }
 
-// authKindValue maps an --auth-kind name to the config enum.
+// authKindValue maps an --auth-kind word to the config enum.
 func authKindValue(name string) (configv1.AuthKind, error) {
-	switch name {
-	case "":
+	if name == "" {
 		return configv1.AuthKind_AUTH_KIND_UNSPECIFIED, nil
-	case "api-key":
-		return configv1.AuthKind_AUTH_KIND_API_KEY, nil
-	case "sigv4":
-		return configv1.AuthKind_AUTH_KIND_SIGV4, nil
-	case "oauth2":
-		return configv1.AuthKind_AUTH_KIND_OAUTH2, nil
-	case "none":
-		return configv1.AuthKind_AUTH_KIND_NONE, nil
 	}
-	return 0, fmt.Errorf("--auth-kind: want api-key, sigv4, oauth2 or none, got %q", name)
+	if k, ok := words.Parse[configv1.AuthKind](name); ok {
+		return k, nil
+	}
+	return 0, fmt.Errorf("--auth-kind: want %s, got %q", orList(words.All[configv1.AuthKind]()), name)
+}
+
+// orList joins choices as "a, b or c".
+func orList(choices []string) string {
+	if len(choices) < 2 {
+		return strings.Join(choices, "")
+	}
+	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
 }
 
 // check validates the values given, after parsing; given names the flags

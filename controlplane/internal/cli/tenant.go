@@ -9,6 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -68,7 +69,7 @@ func rolesText(roles []*adminv1.RoleBinding) string {
 	}
 	parts := make([]string, 0, len(roles))
 	for _, r := range roles {
-		p := enumName(r.GetRole().String(), "ROLE_")
+		p := words.Role(r.GetRole())
 		if r.GetTenant() != "" {
 			p += " of " + r.GetTenant()
 		}
