@@ -115,7 +115,7 @@ type HealthCell struct {
 
 // Dim is one rate-limit dimension's headroom.
 type Dim struct {
-	// Name is "requests", "input_tokens", "output_tokens" or "tokens".
+	// Name is "requests", "input-tokens", "output-tokens" or "tokens".
 	Name      string
 	Limit     int64
 	Remaining int64
@@ -130,7 +130,7 @@ type Counter struct {
 }
 
 // Label is the dimension's name for people.
-func (d Dim) Label() string { return strings.ReplaceAll(d.Name, "_", " ") }
+func (d Dim) Label() string { return strings.NewReplacer("-", " ", "_", " ").Replace(d.Name) }
 
 // meterMax is the meter's max: the limit, at least 1.
 func (d Dim) meterMax() string { return strconv.FormatInt(max(d.Limit, 1), 10) }

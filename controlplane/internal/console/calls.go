@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/web"
@@ -19,17 +20,9 @@ import (
 // callsPageSize is the number of calls per page.
 const callsPageSize = 50
 
-// callOutcomeChoices are the outcome filter's values.
-var callOutcomeChoices = []struct {
-	value   string
-	outcome telemetryv1.CallOutcome
-}{
-	{"answered", telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED},
-	{"failed", telemetryv1.CallOutcome_CALL_OUTCOME_FAILED},
-	{"unknown", telemetryv1.CallOutcome_CALL_OUTCOME_UNKNOWN},
-	{"refused", telemetryv1.CallOutcome_CALL_OUTCOME_REFUSED},
-	{"cancelled", telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED},
-}
+// callOutcomeChoices are the outcome filter's values: the words of every
+// call outcome (answered, failed, unknown, refused, cancelled).
+var callOutcomeChoices = words.All[telemetryv1.CallOutcome]()
 
 // callSinceChoices are the "within" filter's values.
 var callSinceChoices = []struct {
@@ -68,10 +61,10 @@ func (c *Console) callsPage(w http.ResponseWriter, r *http.Request, s *session) 
 	var p web.Problems
 	known := f.Outcome == ""
 	for _, o := range callOutcomeChoices {
-		v.Outcomes = append(v.Outcomes, web.Option{Value: o.value, Label: o.value, Selected: o.value == f.Outcome})
-		if o.value == f.Outcome {
-			req.Outcome, known = o.outcome, true
-		}
+		v.Outcomes = append(v.Outcomes, web.Option{Value: o, Label: o, Selected: o == f.Outcome})
+	}
+	if o, ok := words.Parse[telemetryv1.CallOutcome](f.Outcome); ok {
+		req.Outcome, known = o, true
 	}
 	if !known {
 		addProblem(&p, "outcome", "unknown outcome")
@@ -289,31 +282,28 @@ func callOrDash(s string) string {
 	return s
 }
 
-// callEnumName turns "CALL_OUTCOME_FAILED_OVER" into "failed over".
-func callEnumName(full, prefix string) string {
-	n := strings.ToLower(strings.TrimPrefix(full, prefix))
-	if n == "unspecified" {
-		return ""
-	}
-	return strings.ReplaceAll(n, "_", " ")
-}
-
+// callOutcomeName is a call outcome's word (words.CallOutcome): answered,
+// failed, unknown, refused or cancelled ("—" for none).
 func callOutcomeName(o telemetryv1.CallOutcome) string {
-	if n := callEnumName(o.String(), "CALL_OUTCOME_"); n != "" {
+	if n := words.CallOutcome(o); n != "" {
 		return n
 	}
-	return "unknown"
+	return "—"
 }
 
+// attemptOutcomeName is an attempt outcome's word (R-SEE-2): answered,
+// failed_over, failed or skipped.
 func attemptOutcomeName(o telemetryv1.AttemptOutcome) string {
-	return callEnumName(o.String(), "ATTEMPT_OUTCOME_")
+	return words.AttemptOutcome(o)
 }
 
+// callKindName is an attempt's failure kind (rate_limited, server_error…),
+// "" for none.
 func callKindName(k telemetryv1.FailureKind) string {
 	if k == telemetryv1.FailureKind_FAILURE_KIND_NONE {
 		return ""
 	}
-	return callEnumName(k.String(), "FAILURE_KIND_")
+	return words.FailureKind(k)
 }
 
 func outcomeClass(o telemetryv1.CallOutcome) string {

@@ -171,7 +171,7 @@ func TestCallsPage(t *testing.T) {
 		t.Fatalf("%d attempts", len(attempts))
 	}
 	for i, want := range []map[string]string{
-		{"attempt-member": "gpt/us1", "attempt-status": "429", "attempt-outcome": "failed over", "attempt-reason": "rate limited upstream said 429 (retry-after 20s)", "attempt-latency": "120ms", "attempt-cost": "$0"},
+		{"attempt-member": "gpt/us1", "attempt-status": "429", "attempt-outcome": "failed_over", "attempt-reason": "rate_limited upstream said 429 (retry-after 20s)", "attempt-latency": "120ms", "attempt-cost": "$0"},
 		{"attempt-member": "gpt/eu1", "attempt-status": "200", "attempt-outcome": "answered", "attempt-reason": "", "attempt-latency": "950ms", "attempt-cost": "$0.0000025"},
 	} {
 		for id, w := range want {

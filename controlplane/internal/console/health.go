@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"connectrpc.com/connect"
 
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/web"
@@ -367,44 +367,26 @@ func cellOf(ev *adminv1.EdgeView, e web.HealthEdge, off bool, now time.Time) web
 	return c
 }
 
+// dimensionName is a headroom dimension's word: requests, input-tokens,
+// output-tokens or tokens ("unknown" for none).
 func dimensionName(d telemetryv1.Dimension) string {
-	switch d {
-	case telemetryv1.Dimension_DIMENSION_REQUESTS:
-		return "requests"
-	case telemetryv1.Dimension_DIMENSION_INPUT_TOKENS:
-		return "input_tokens"
-	case telemetryv1.Dimension_DIMENSION_OUTPUT_TOKENS:
-		return "output_tokens"
-	case telemetryv1.Dimension_DIMENSION_TOKENS:
-		return "tokens"
+	if n := words.Of(d); n != "" {
+		return n
 	}
 	return "unknown"
 }
 
-func sourceName(s telemetryv1.HeadroomSource) string {
-	switch s {
-	case telemetryv1.HeadroomSource_HEADROOM_SOURCE_HEADERS:
-		return "headers"
-	case telemetryv1.HeadroomSource_HEADROOM_SOURCE_DECLARED:
-		return "declared"
-	}
-	return ""
-}
+// sourceName is where a headroom came from: headers or declared.
+func sourceName(s telemetryv1.HeadroomSource) string { return words.Of(s) }
 
-// failureKindName is "rate_limited" for FAILURE_KIND_RATE_LIMITED.
-func failureKindName(k telemetryv1.FailureKind) string {
-	if k == telemetryv1.FailureKind_FAILURE_KIND_UNSPECIFIED {
-		return ""
-	}
-	return strings.ToLower(strings.TrimPrefix(k.String(), "FAILURE_KIND_"))
-}
+// failureKindName is a cooldown's kind: "rate_limited" for
+// FAILURE_KIND_RATE_LIMITED.
+func failureKindName(k telemetryv1.FailureKind) string { return words.CooldownKind(k) }
 
+// severityName is a doctor finding's severity: error, warning or info.
 func severityName(s adminv1.Severity) string {
-	switch s {
-	case adminv1.Severity_SEVERITY_ERROR:
-		return "error"
-	case adminv1.Severity_SEVERITY_WARNING:
-		return "warning"
+	if n := words.Severity(s); n != "" {
+		return n
 	}
 	return "info"
 }

@@ -160,7 +160,7 @@ func TestHealthPage(t *testing.T) {
 	if meter == nil || attr(meter, "max") != "100" || attr(meter, "value") != "90" {
 		t.Errorf("requests meter: %v", meter)
 	}
-	find(t, cell, "headroom-input_tokens")
+	find(t, cell, "headroom-input-tokens")
 
 	spent := find(t, doc, "health-cell-p-m2-edge-1")
 	if got := attr(spent, "data-state"); got != "spent" {

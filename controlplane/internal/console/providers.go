@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 
 	"weir.dev/controlplane/internal/provider"
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/web"
@@ -107,8 +108,8 @@ func (c *Console) renderProviders(w http.ResponseWriter, r *http.Request, s *ses
 
 func providerRow(rec *adminv1.ProviderRecord, scope string) web.ProviderRow {
 	row := web.ProviderRow{
-		Name: rec.GetName(), Scope: scope, Kind: kindName(rec.GetKind()), Preset: provider.PresetName(rec.GetPreset()),
-		Wire: provider.WireName(rec.GetSpec().GetWireFormat()), Members: len(rec.GetMemberNames()), Revision: rec.GetRevision(),
+		Name: rec.GetName(), Scope: scope, Kind: kindName(rec.GetKind()), Preset: words.Preset(rec.GetPreset()),
+		Wire: words.WireFormat(rec.GetSpec().GetWireFormat()), Members: len(rec.GetMemberNames()), Revision: rec.GetRevision(),
 	}
 	if rec.GetManaged() {
 		row.Scope = web.ScopeManaged
@@ -122,9 +123,10 @@ func providerRow(rec *adminv1.ProviderRecord, scope string) web.ProviderRow {
 	return row
 }
 
+// kindName is a record's kind: plain or pool.
 func kindName(k adminv1.RecordKind) string {
-	if k == adminv1.RecordKind_RECORD_KIND_POOL {
-		return "pool"
+	if n := words.RecordKind(k); n != "" {
+		return n
 	}
 	return "plain"
 }
@@ -273,7 +275,7 @@ func (c *Console) renderProvider(w http.ResponseWriter, r *http.Request, s *sess
 	rec := d.GetRecord()
 	v := web.ProviderDetailView{
 		CSRF: s.csrf, Scope: scope, Name: rec.GetName(), Kind: kindName(rec.GetKind()),
-		Preset: provider.PresetName(rec.GetPreset()), Wire: provider.WireName(rec.GetSpec().GetWireFormat()),
+		Preset: words.Preset(rec.GetPreset()), Wire: words.WireFormat(rec.GetSpec().GetWireFormat()),
 		ReadOnly: (rec.GetManaged() && scope == "") || !canChange(s, tenant), Revision: rec.GetRevision(),
 		Settings: recordSettings(rec, s.cluster), Warnings: webWarnings(d.GetWarnings()),
 	}
@@ -310,8 +312,8 @@ func recordSettings(rec *adminv1.ProviderRecord, cluster bool) []web.Setting {
 	}
 	out := []web.Setting{
 		{Key: "kind", Label: "Kind", Value: kindName(rec.GetKind())},
-		{Key: "preset", Label: "Preset", Value: provider.PresetName(rec.GetPreset())},
-		{Key: "wire_format", Label: "Wire format", Value: provider.WireName(sp.GetWireFormat())},
+		{Key: "preset", Label: "Preset", Value: words.Preset(rec.GetPreset())},
+		{Key: "wire_format", Label: "Wire format", Value: words.WireFormat(sp.GetWireFormat())},
 	}
 	if rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL {
 		out = append(out, web.Setting{Key: "base_url", Label: "Base URL", Value: sp.GetBaseUrl()})
@@ -376,17 +378,20 @@ func authText(a *configv1.Auth) string {
 	if a == nil {
 		return ""
 	}
+	kind := words.AuthKind(a.GetKind())
 	switch a.GetKind() {
 	case configv1.AuthKind_AUTH_KIND_API_KEY:
-		return "API key in " + a.GetHeader()
+		return kind + " (header " + a.GetHeader() + ")"
 	case configv1.AuthKind_AUTH_KIND_SIGV4:
-		return "SigV4 (" + a.GetAwsService() + ", " + a.GetAwsRegion() + ", access key secret " + a.GetAccessKeySecret() + ")"
+		return kind + " (service " + a.GetAwsService() + ", region " + a.GetAwsRegion() + ", access key secret " + a.GetAccessKeySecret() + ")"
 	case configv1.AuthKind_AUTH_KIND_OAUTH2:
-		return "OAuth2 (" + a.GetTokenUrl() + ", client " + a.GetClientId() + ", client secret " + a.GetClientSecretSecret() + ")"
-	case configv1.AuthKind_AUTH_KIND_NONE:
-		return "none"
+		return kind + " (token URL " + a.GetTokenUrl() + ", client " + a.GetClientId() + ", client secret " + a.GetClientSecretSecret() + ")"
+	case configv1.AuthKind_AUTH_KIND_UNSPECIFIED:
+		if a.GetHeader() != "" {
+			return "header " + a.GetHeader()
+		}
 	}
-	return ""
+	return kind
 }
 
 func limitsText(l *configv1.Limits) string {

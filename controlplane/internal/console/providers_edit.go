@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"weir.dev/controlplane/internal/provider"
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/web"
@@ -96,7 +97,7 @@ func recordFormOf(sp *adminv1.ProviderSpec) web.RecordForm {
 		models = append(models, m.GetName())
 	}
 	return web.RecordForm{
-		Wire: provider.WireName(sp.GetWireFormat()), BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Models: strings.Join(models, "\n"),
+		Wire: words.WireFormat(sp.GetWireFormat()), BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Models: strings.Join(models, "\n"),
 		Region: sp.GetRegion(), RetainsData: yesNo(sp.GetRetainsData()), Tags: kvText(sp.GetTags()),
 		AllowedRegions: strings.Join(sp.GetAllowedRegions(), "\n"), RateLimitHeaders: kvText(sp.GetRateLimitHeaders()),
 		Priority: num(int64(sp.GetPriority())), DefaultMaxOut: num(sp.GetDefaultMaxOutput()), Account: sp.GetAccount(),
