@@ -451,16 +451,46 @@ func TestUsageExportStreams(t *testing.T) {
 		EndTime:   timestamppb.New(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))}, f.last(t, "ExportUsage"))
 
 	r = e.must(t, "usage", "export", "--tenant", "acme", "--from", "2026-01-01T12:00:00+02:00", "--to", "2026-01-02T00:00:00Z", "--format", "json")
+	// The JSON has the CSV's field names, numbers as JSON numbers and the
+	// cost as exact decimal dollars.
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.UseNumber()
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+	if err := dec.Decode(&rows); err != nil {
 		t.Fatalf("json: %v\n%s", err, r.stdout)
 	}
-	if len(rows) != 2 || rows[0]["member"] != "france" || rows[0]["cost_nanos"] != "2750000001" {
+	if len(rows) != 2 || rows[0]["member"] != "france" || rows[0]["cost_usd"] != json.Number("2.750000001") ||
+		rows[0]["calls"] != json.Number("3") || rows[0]["input_tokens"] != json.Number("1000") || rows[0]["managed"] != false {
 		t.Errorf("json rows %v", rows)
+	}
+	if _, ok := rows[0]["cost_nanos"]; ok {
+		t.Errorf("json rows name the cost cost_nanos: %v", rows[0])
 	}
 	diffProto(t, "ExportUsage RFC 3339", &adminv1.ExportUsageRequest{Tenant: "acme",
 		StartTime: timestamppb.New(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)),
 		EndTime:   timestamppb.New(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))}, f.last(t, "ExportUsage"))
+
+	// With no flags: this month so far.
+	before := time.Now().UTC()
+	e.must(t, "usage", "export", "--tenant", "acme")
+	after := time.Now().UTC()
+	got := f.last(t, "ExportUsage").(*adminv1.ExportUsageRequest)
+	if first := time.Date(before.Year(), before.Month(), 1, 0, 0, 0, 0, time.UTC); !got.GetStartTime().AsTime().Equal(first) &&
+		!got.GetStartTime().AsTime().Equal(time.Date(after.Year(), after.Month(), 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("default start %v, want %v (the first day of this month)", got.GetStartTime().AsTime(), first)
+	}
+	if end := got.GetEndTime().AsTime(); end.Before(before.Truncate(time.Second)) || end.After(after) {
+		t.Errorf("default end %v, want now (between %v and %v)", end, before, after)
+	}
+	// --from alone ends now; --to alone starts on the first of this month.
+	e.must(t, "usage", "export", "--tenant", "acme", "--from", "2026-01-01")
+	if got := f.last(t, "ExportUsage").(*adminv1.ExportUsageRequest); !got.GetStartTime().AsTime().Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) ||
+		got.GetEndTime().AsTime().Before(before.Truncate(time.Second)) {
+		t.Errorf("--from alone: %v", got)
+	}
+	if r := e.run(t, nil, "usage", "export", "--to", "2000-01-01"); r.code != exitUsage || !strings.Contains(r.stderr, "give --from too") {
+		t.Errorf("--to before this month alone: exit %d, stderr %q", r.code, r.stderr)
+	}
 
 	// --output json alone picks the json format; no rows is an empty array.
 	f.usage = nil

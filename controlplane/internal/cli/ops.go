@@ -145,20 +145,27 @@ func parseDate(s string, end bool) (time.Time, error) {
 
 // setupUsageExport registers the flags of `weir usage export`.
 func setupUsageExport(fs *flag.FlagSet) runFunc {
-	from := fs.String("from", "", "first day (YYYY-MM-DD, UTC) or instant (RFC 3339), inclusive")
-	to := fs.String("to", "", "last day (YYYY-MM-DD, included) or instant (RFC 3339, exclusive)")
+	from := fs.String("from", "", "first day (YYYY-MM-DD, UTC) or instant (RFC 3339), inclusive (default: the first day of this month, UTC)")
+	to := fs.String("to", "", "last day (YYYY-MM-DD, included) or instant (RFC 3339, exclusive) (default: now)")
 	format := fs.String("format", "", "csv or json (default csv, or json with --output json)")
 	return func(ctx context.Context, c *call) error {
-		if *from == "" || *to == "" {
-			return c.usagef("--from and --to are required")
+		// With neither flag, the export is this month so far (DESIGN §3).
+		now := time.Now().UTC()
+		start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		end := now
+		var err error
+		if *from != "" {
+			if start, err = parseDate(*from, false); err != nil {
+				return c.usagef("--from: %v", err)
+			}
 		}
-		start, err := parseDate(*from, false)
-		if err != nil {
-			return c.usagef("--from: %v", err)
+		if *to != "" {
+			if end, err = parseDate(*to, true); err != nil {
+				return c.usagef("--to: %v", err)
+			}
 		}
-		end, err := parseDate(*to, true)
-		if err != nil {
-			return c.usagef("--to: %v", err)
+		if !start.Before(end) && *from == "" {
+			return c.usagef("--to is not after the first day of this month, the default of --from: give --from too")
 		}
 		if !start.Before(end) {
 			return c.usagef("--from must be before --to")
