@@ -104,11 +104,12 @@ type Warning struct {
 	Members       []string
 }
 
-// PresetOptions are the presets a form offers, value selected.
+// PresetOptions are the presets a form offers, value selected; each label
+// starts with the preset's word (`--preset`).
 func PresetOptions(selected string) []Option {
 	return options(selected, [][2]string{
-		{"", "(none)"}, {"openai", "OpenAI"}, {"azure-openai", "Azure OpenAI"}, {"anthropic", "Anthropic"},
-		{"bedrock", "Bedrock"}, {"vllm", "vLLM / OpenAI-compatible"},
+		{"", "(none)"}, {"openai", "openai (OpenAI)"}, {"azure-openai", "azure-openai (Azure OpenAI)"}, {"anthropic", "anthropic (Anthropic)"},
+		{"bedrock", "bedrock (Amazon Bedrock)"}, {"vllm", "vllm (vLLM, OpenAI-compatible)"},
 	})
 }
 

@@ -20,16 +20,17 @@ type PriceRow struct {
 	Model, Input, Output, CacheRead, CacheWrite string
 }
 
-// AuthKindOptions are the auth kinds a form offers; inherit, when not
-// empty, labels the empty choice (a member's "the record's auth").
+// AuthKindOptions are the auth kinds a form offers, each label starting
+// with the kind's word (`--auth-kind`); inherit, when not empty, labels the
+// empty choice (a member's "the record's auth").
 func AuthKindOptions(selected, inherit string) []Option {
 	empty := "(not set)"
 	if inherit != "" {
 		empty = inherit
 	}
 	return options(selected, [][2]string{
-		{"", empty}, {"api-key", "API key in a header"}, {"sigv4", "AWS SigV4"},
-		{"oauth2", "OAuth2 client credentials"}, {"none", "None"},
+		{"", empty}, {"api-key", "api-key (API key in a header)"}, {"sigv4", "sigv4 (AWS Signature V4)"},
+		{"oauth2", "oauth2 (OAuth2 client credentials)"}, {"none", "none"},
 	})
 }
 

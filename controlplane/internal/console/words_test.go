@@ -217,6 +217,19 @@ func TestPagesShowWordsNotEnumNames(t *testing.T) {
 	if got := strings.Join(outcomes, ","); got != ",answered,failed,unknown,refused,cancelled" {
 		t.Errorf("outcome filter %q", got)
 	}
+	// The create form's choices are labelled by their words too.
+	for name, path := range map[string]string{"preset": "/console/providers", "spec.wire_format": "/console/providers",
+		"spec.auth.kind": "/console/providers/vl/members/m-key"} {
+		sel := first(docs[path], func(n *htmlNode) bool { return n.Data == "select" && attr(n, "name") == name })
+		if sel == nil {
+			t.Fatalf("no %s select", name)
+		}
+		for _, o := range all2(sel) {
+			if v := attr(o, "value"); v != "" && !strings.HasPrefix(text(o), v) {
+				t.Errorf("%s option %s labelled %q", name, v, text(o))
+			}
+		}
+	}
 	expect("budget periods", texts(docs["/console/budgets"], "budget-period"), "day", "month", "total")
 }
 
