@@ -72,6 +72,10 @@ type app struct {
 	output  outputMode
 	cfg     *Config
 	clients *clients
+	// fieldWords, set by commands whose flags fill a request's spec, names
+	// the request field of a validation problem in the CLI's words (the
+	// flag that set it); nil leaves field paths as they are.
+	fieldWords func(string) string
 }
 
 // scope says whether a command takes --tenant and whether it needs one.

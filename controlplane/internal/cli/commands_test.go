@@ -320,7 +320,7 @@ func TestValidationErrorListsEveryProblem(t *testing.T) {
 		ce := connect.NewError(connect.CodeInvalidArgument, errors.New("2 problems: spec.base_url: not https; spec.prices[0]: not whole"))
 		d, err := connect.NewErrorDetail(&adminv1.ValidationError{Problems: []*adminv1.Problem{
 			{Field: "spec.base_url", Code: "not_https", Message: "base_url must be https."},
-			{Field: "spec.prices[0].cache_read_micros", Code: "price_not_whole", Message: "the record has no price for gpt-x, so the member's must be whole."},
+			{Field: "spec.prices[1].cache_read_micros", Code: "price_not_whole", Message: "the record has no price for gpt-x, so the member's must be whole."},
 			{Code: "conflict", Message: "the record changed."},
 		}})
 		if err != nil {
@@ -329,10 +329,13 @@ func TestValidationErrorListsEveryProblem(t *testing.T) {
 		ce.AddDetail(d)
 		return nil, ce
 	})
-	r := e.run(t, nil, "provider", "pool", "add", "azure-eu", "x", "--tenant", "acme", "--base-url", "http://x.example.com")
-	want := "error: add member x to azure-eu: invalid argument: 2 problems: spec.base_url: not https; spec.prices[0]: not whole\n" +
-		"  spec.base_url: base_url must be https. [not_https]\n" +
-		"  spec.prices[0].cache_read_micros: the record has no price for gpt-x, so the member's must be whole. [price_not_whole]\n" +
+	r := e.run(t, nil, "provider", "pool", "add", "azure-eu", "x", "--tenant", "acme", "--base-url", "http://x.example.com",
+		"--price", "gpt-w=1,2,3", "--price", "gpt-x=3,15")
+	// Each problem once (the server's message, which lists them too, is not
+	// printed), its field named by the flag that set it.
+	want := "error: add member x to azure-eu: invalid argument: 3 problems\n" +
+		"  --base-url: base_url must be https. [not_https]\n" +
+		"  --price gpt-x=3,15: the record has no price for gpt-x, so the member's must be whole. [price_not_whole]\n" +
 		"  request: the record changed. [conflict]\n"
 	if r.code != exitFailed || r.stderr != want || r.stdout != "" {
 		t.Errorf("exit %d\nstderr %q\nwant   %q\nstdout %q", r.code, r.stderr, want, r.stdout)

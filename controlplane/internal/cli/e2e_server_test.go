@@ -171,6 +171,26 @@ func TestSeedFlowAgainstRealServer(t *testing.T) {
 		t.Errorf("refused pool add: exit %d\nstderr: %s", r.code, r.stderr)
 	}
 
+	// A member price without cache prices on a record that prices nothing:
+	// refused (R-COST-4), explained once, in the CLI's words.
+	r = e.run(t, nil, "provider", "pool", "add", "bedrock-eu", "frankfurt",
+		"--base-url", "https://bedrock-runtime.eu-central-1.amazonaws.com", "--region", "eu-central",
+		"--auth-kind", "sigv4", "--aws-service", "bedrock", "--aws-region", "eu-central-1", "--access-key-secret", "aws-key",
+		"--price", "anthropic.claude-x=3,15")
+	outputs = append(outputs, r.stdout, r.stderr)
+	want := "error: add member frankfurt to bedrock-eu: invalid argument: 1 problem\n" +
+		"  --price anthropic.claude-x=3,15: a member price must be whole when the record has no price for \"anthropic.claude-x\": " +
+		"it lacks cache read and cache write, and those tokens would cost nothing (R-COST-4); give them (0 for a part the provider " +
+		"does not charge), or price the model on the record [price_not_whole]\n"
+	if r.code != exitFailed || r.stderr != want {
+		t.Errorf("member price without cache prices: exit %d\nstderr %q\nwant   %q", r.code, r.stderr, want)
+	}
+	// Whole, it is taken.
+	step("", "provider", "pool", "add", "bedrock-eu", "frankfurt",
+		"--base-url", "https://bedrock-runtime.eu-central-1.amazonaws.com", "--region", "eu-central",
+		"--auth-kind", "sigv4", "--aws-service", "bedrock", "--aws-region", "eu-central-1", "--access-key-secret", "aws-key",
+		"--price", "anthropic.claude-x=3,15,0.3,3.75")
+
 	r = step("", "secret", "list", "--output", "json")
 	var list map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {

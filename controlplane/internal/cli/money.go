@@ -15,6 +15,9 @@ import (
 // counts as given (see listFlag), which clears the prices on `set`.
 type priceFlag struct {
 	prices []*configv1.Price
+	// raw are the values as given, one per price, so that a problem the
+	// server finds in prices[i] is reported as "--price <raw[i]>".
+	raw []string
 }
 
 // String implements flag.Value.
@@ -41,6 +44,7 @@ func (f *priceFlag) Set(s string) error {
 		}
 	}
 	f.prices = append(f.prices, p)
+	f.raw = append(f.raw, s)
 	return nil
 }
 

@@ -112,31 +112,22 @@ func (a *app) printWarnings(ws []*adminv1.Warning) {
 }
 
 // printError prints a failed request on stderr: "error: <message>", then
-// each validation problem on its own line.
+// each validation problem once, on its own line, its field named in the
+// CLI's words where a flag set it ("--price claude-x=3,15: …").
 func (a *app) printError(err error) {
-	fmt.Fprintf(a.Stderr, "error: %s\n", errorText(err))
-	var ce *connect.Error
-	if !errors.As(err, &ce) {
-		return
+	problems := validationProblems(err)
+	fmt.Fprintf(a.Stderr, "error: %s\n", errorText(err, len(problems)))
+	for _, p := range problems {
+		field := p.GetField()
+		if field != "" && a.fieldWords != nil {
+			field = a.fieldWords(field)
+		}
+		if field == "" {
+			field = "request"
+		}
+		fmt.Fprintf(a.Stderr, "  %s: %s [%s]\n", field, p.GetMessage(), p.GetCode())
 	}
-	for _, d := range ce.Details() {
-		v, derr := d.Value()
-		if derr != nil {
-			continue
-		}
-		ve, ok := v.(*adminv1.ValidationError)
-		if !ok {
-			continue
-		}
-		for _, p := range ve.GetProblems() {
-			field := p.GetField()
-			if field == "" {
-				field = "request"
-			}
-			fmt.Fprintf(a.Stderr, "  %s: %s [%s]\n", field, p.GetMessage(), p.GetCode())
-		}
-	}
-	switch ce.Code() {
+	switch connect.CodeOf(err) {
 	case connect.CodeUnauthenticated:
 		fmt.Fprintln(a.Stderr, "hint: the admin token was refused; run weir login --url URL --token TOKEN")
 	case connect.CodeUnavailable:
@@ -144,17 +135,44 @@ func (a *app) printError(err error) {
 	}
 }
 
+// validationProblems returns the problems of a Connect error's
+// ValidationError detail, nil when it has none.
+func validationProblems(err error) []*adminv1.Problem {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	var out []*adminv1.Problem
+	for _, d := range ce.Details() {
+		v, derr := d.Value()
+		if derr != nil {
+			continue
+		}
+		if ve, ok := v.(*adminv1.ValidationError); ok {
+			out = append(out, ve.GetProblems()...)
+		}
+	}
+	return out
+}
+
 // errorText renders err with a Connect error's code in words ("not found:
-// …") in place of its snake_case form.
-func errorText(err error) string {
+// …") in place of its snake_case form. When the error carries problems
+// (printed one per line after it), the server's message, which lists them
+// too, is replaced by their count, so that each problem is printed once.
+func errorText(err error, problems int) string {
 	var ce *connect.Error
 	if !errors.As(err, &ce) {
 		return err.Error()
 	}
 	code := strings.ReplaceAll(ce.Code().String(), "_", " ")
 	text := code
-	if m := ce.Message(); m != "" {
-		text += ": " + m
+	switch {
+	case problems == 1:
+		text += ": 1 problem"
+	case problems > 1:
+		text += fmt.Sprintf(": %d problems", problems)
+	case ce.Message() != "":
+		text += ": " + ce.Message()
 	}
 	// Keep the context the command wrapped around the Connect error.
 	full := err.Error()

@@ -23,6 +23,7 @@ func setupProviderCreate(fs *flag.FlagSet) runFunc {
 	s := &specFlags{kind: recordCreate}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {
+		c.fieldWords = s.fieldWords(recordFields(), nil)
 		if err := s.check(c.given); err != nil {
 			return c.usagef("%v", err)
 		}
@@ -56,6 +57,7 @@ func setupProviderSet(fs *flag.FlagSet) runFunc {
 	s := &specFlags{kind: recordSet}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {
+		c.fieldWords = s.fieldWords(recordFields(), nil)
 		if err := s.check(c.given); err != nil {
 			return c.usagef("%v", err)
 		}
@@ -196,6 +198,7 @@ func setupPoolAdd(fs *flag.FlagSet) runFunc {
 	s := &specFlags{kind: memberAdd}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {
+		c.fieldWords = s.fieldWords(memberFields(), recordFields())
 		if err := s.check(c.given); err != nil {
 			return c.usagef("%v", err)
 		}
@@ -249,6 +252,7 @@ func setupPoolSet(fs *flag.FlagSet) runFunc {
 	s := &specFlags{kind: memberSet}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {
+		c.fieldWords = s.fieldWords(memberFields(), nil)
 		if err := s.check(c.given); err != nil {
 			return c.usagef("%v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -123,7 +124,17 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.region, "region", "", "region name, e.g. eu-north")
 	fs.BoolVar(&s.retains, "retains-data", false, "the provider retains request data (=false to say it does not)")
 	fs.Var(&s.tags, "tag", "tag K=V matched by data rules (repeatable)")
-	fs.Var(&s.prices, "price", "M=IN,OUT[,CR[,CW]]: dollars per million tokens for input, output, cache read, cache write (repeatable)")
+	if member {
+		fs.Var(&s.prices, "price", "`M=IN,OUT[,CR[,CW]]`: the member's price of model M in dollars per million tokens: input, output, "+
+			"cache read, cache write (repeatable). A part left empty (M=,,0.3) is the record's. The price the member ends up with must be whole "+
+			"(R-COST-4): input, output, cache read and, on the anthropic and bedrock wire formats, cache write; so when the record has no "+
+			"price for M the member's gives them all. Write 0 for a part the provider does not charge")
+	} else {
+		fs.Var(&s.prices, "price", "`M=IN,OUT[,CR[,CW]]`: the record's price of model M in dollars per million tokens: input, output, "+
+			"cache read, cache write (repeatable). A price gives IN and OUT; a plain record's price must be whole (R-COST-4): also CR and, "+
+			"on the anthropic and bedrock wire formats, CW. A pool's members may complete it with their own. Write 0 for a part the "+
+			"provider does not charge")
+	}
 	fs.Var(&s.rpm, "rpm", "declared requests per minute (R-HEAD-2)")
 	fs.Var(&s.inTPM, "input-tpm", "declared input tokens per minute")
 	fs.Var(&s.outTPM, "output-tpm", "declared output tokens per minute")
@@ -394,6 +405,59 @@ func (s *specFlags) memberSpec() *adminv1.PoolMemberSpec {
 		spec.RetainsData = proto.Bool(s.retains)
 	}
 	return spec
+}
+
+// fieldWords returns the function that names a request field of a
+// problem the server reports in the CLI's words: the flag that set it
+// ("spec.key_secret" is "--key-secret"), and for a price the flag as given
+// ("spec.prices[0].cache_read_micros" is "--price claude-x=3,15"). spec are
+// the fields of the request's "spec", recordSpec those of its
+// "record_spec" (pool add creating the record). A path no flag set is
+// returned as it is.
+func (s *specFlags) fieldWords(spec, recordSpec []field) func(string) string {
+	return func(path string) string {
+		if rest, ok := strings.CutPrefix(path, "spec.prices"); ok {
+			if i, ok := pathIndex(rest); ok && i < len(s.prices.raw) {
+				return "--price " + s.prices.raw[i]
+			}
+			return "--price"
+		}
+		for _, sp := range []struct {
+			prefix string
+			fields []field
+		}{{"spec.", spec}, {"record_spec.", recordSpec}} {
+			rest, ok := strings.CutPrefix(path, sp.prefix)
+			if !ok {
+				continue
+			}
+			best := field{}
+			for _, f := range sp.fields {
+				if (rest == f.path || strings.HasPrefix(rest, f.path+".") || strings.HasPrefix(rest, f.path+"[")) &&
+					len(f.path) > len(best.path) {
+					best = f
+				}
+			}
+			if best.flag != "" {
+				return "--" + best.flag
+			}
+		}
+		return path
+	}
+}
+
+// pathIndex reads the list index that starts a field path's rest: "[2].x"
+// is 2.
+func pathIndex(rest string) (int, bool) {
+	inner, ok := strings.CutPrefix(rest, "[")
+	if !ok {
+		return 0, false
+	}
+	end := strings.IndexByte(inner, ']')
+	if end < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(inner[:end])
+	return n, err == nil && n >= 0
 }
 
 // givenOf returns those of the named flags that are present, spelled

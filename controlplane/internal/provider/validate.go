@@ -373,15 +373,18 @@ func (v *validator) mergedPrices(field string, m *Member, served map[string]bool
 			at = field + idx(slices.IndexFunc(v.r.Spec.GetPrices(), func(p *configv1.Price) bool { return p.GetModel() == model }))
 		}
 		q := strconv.Quote(model)
+		// The messages speak of the parts as people name them (the CLI's
+		// --price M=IN,OUT,CR,CW, the console's columns), never in proto
+		// field names; the field path says where the price is.
 		switch {
 		case m == nil:
-			v.ps.add(at, CodePriceNotWhole, "the price of %s lacks %s: a price must be whole (unpriced cache tokens would cost nothing, R-COST-4)", q, missing)
+			v.ps.add(at, CodePriceNotWhole, "the price of %s lacks %s: a price must be whole, or those tokens would cost nothing (R-COST-4); give 0 for a part the provider does not charge", q, missing)
 		case !recordHas:
-			v.ps.add(at, CodePriceNotWhole, "the price of %s lacks %s: the record has no price for the model, so the member's must be whole (unpriced cache tokens would cost nothing, R-COST-4)", q, missing)
+			v.ps.add(at, CodePriceNotWhole, "a member price must be whole when the record has no price for %s: it lacks %s, and those tokens would cost nothing (R-COST-4); give them (0 for a part the provider does not charge), or price the model on the record", q, missing)
 		case ownPrice != nil:
-			v.ps.add(at, CodePriceNotWhole, "the price of %s lacks %s after merging with the record's price (unpriced cache tokens would cost nothing, R-COST-4)", q, missing)
+			v.ps.add(at, CodePriceNotWhole, "the price of %s lacks %s even with the record's price for it: a price must be whole, or those tokens would cost nothing (R-COST-4)", q, missing)
 		default:
-			v.ps.add(at, CodePriceNotWhole, "the price of %s lacks %s: the record's price lacks it and the member gives none (unpriced cache tokens would cost nothing, R-COST-4)", q, missing)
+			v.ps.add(at, CodePriceNotWhole, "the price of %s lacks %s: the record's price lacks it and the member gives none, and those tokens would cost nothing (R-COST-4)", q, missing)
 		}
 	}
 }
@@ -432,24 +435,30 @@ func partOf(p *configv1.Price, f pricePart) *int64 {
 }
 
 // missingParts names the parts a price lacks to be whole on a wire format,
-// or returns "" when it is whole: input, output and cache read, and cache
-// write on the anthropic and bedrock wire formats (whose APIs bill cache
-// writes).
+// in words ("cache read and cache write"), or "" when it is whole: input,
+// output, cache read, and cache write on the formats that bill cache
+// writes (R-COST-4).
 func missingParts(p *configv1.Price, w configv1.WireFormat) string {
 	var miss []string
 	if p.InputMicros == nil {
-		miss = append(miss, "input_micros")
+		miss = append(miss, "input")
 	}
 	if p.OutputMicros == nil {
-		miss = append(miss, "output_micros")
+		miss = append(miss, "output")
 	}
 	if p.CacheReadMicros == nil {
-		miss = append(miss, "cache_read_micros")
+		miss = append(miss, "cache read")
 	}
 	if p.CacheWriteMicros == nil && needsCacheWrite(w) {
-		miss = append(miss, "cache_write_micros")
+		miss = append(miss, "cache write")
 	}
-	return strings.Join(miss, ", ")
+	switch len(miss) {
+	case 0:
+		return ""
+	case 1:
+		return miss[0]
+	}
+	return strings.Join(miss[:len(miss)-1], ", ") + " and " + miss[len(miss)-1]
 }
 
 func needsCacheWrite(w configv1.WireFormat) bool {

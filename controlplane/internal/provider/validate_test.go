@@ -464,3 +464,47 @@ func TestValidateProblemsAreErrors(t *testing.T) {
 		t.Errorf("error does not wrap ErrInvalid: %v", err)
 	}
 }
+
+// TestPriceMessagesSpeakWords checks that a price that is not whole is
+// explained in the words people use for its parts (the CLI's --price
+// IN,OUT,CR,CW, the console's columns), never in proto field names, and
+// names the model and the way out.
+func TestPriceMessagesSpeakWords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		build func() *Record
+		edit  func(r *Record)
+		want  []string
+	}{
+		{"member price without a record price", bedrockPool, func(r *Record) {
+			r.Spec.Prices = nil
+			r.Members[0].Spec.Prices = []*configv1.Price{price("claude-x", 3_000_000, 15_000_000)}
+		}, []string{`a member price must be whole when the record has no price for "claude-x": it lacks cache read and cache write`, "0 for a part the provider does not charge"}},
+		{"plain record price", plainOpenAI, func(r *Record) {
+			r.Spec.Prices = []*configv1.Price{price("gpt-x", 1, 2)}
+		}, []string{`the price of "gpt-x" lacks cache read: a price must be whole`}},
+	} {
+		r := tc.build()
+		tc.edit(r)
+		problems := Problems(Validate(r, Env{}))
+		var msgs []string
+		for _, p := range problems {
+			if p.Code == CodePriceNotWhole {
+				msgs = append(msgs, p.Message)
+			}
+		}
+		if len(msgs) != 1 {
+			t.Errorf("%s: %d price_not_whole problems, want 1: %v", tc.name, len(msgs), problems)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(msgs[0], w) {
+				t.Errorf("%s: message %q lacks %q", tc.name, msgs[0], w)
+			}
+		}
+		if strings.Contains(msgs[0], "_micros") {
+			t.Errorf("%s: message speaks proto field names: %q", tc.name, msgs[0])
+		}
+	}
+}
