@@ -55,6 +55,13 @@ type callRun struct {
 	flag   bool
 	// recorded is set once the call's record went to the sink (commit).
 	recorded bool
+	// memberDone is set once the member that answered got its in-flight
+	// slot back (Call.Finish or States.Done).
+	memberDone bool
+	// delivered is set once the caller's answer was written whole: a
+	// relayed answer (or a cut stream's error event), a passed-through
+	// upstream answer, or the gateway's own error.
+	delivered bool
 	// upstreamTime sums time spent waiting on providers, for the overhead
 	// metric.
 	upstreamTime time.Duration
@@ -74,6 +81,7 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 	c.out.run = c
 	rw.Header().Set(hCallID, c.id)
 	defer c.finish()
+	defer c.recoverPanic()
 
 	c.table, c.key = g.cfg.Registry.Lookup(apiKey(r.Header))
 	if c.table == nil {
@@ -331,6 +339,7 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 	c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED
 	u, err := c.g.cfg.Adapters[m.Record.Wire].Relay(c.in, resp, c.out)
 	if c.recorded {
+		c.delivered = true
 		// The answer was complete and recorded (complete) before its end
 		// was written: an error since (the caller left during the terminal
 		// event, the provider's connection failed after it) changes
@@ -345,6 +354,7 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 		// with an error event, never a second answer (R-FAIL-11). The
 		// record goes first, as for every answer.
 		c.g.cfg.States.Done(m.ID, now, estimateInputTokens(c.in.Body), u)
+		c.memberDone = true
 		c.call.Report(routing.Verdict{Kind: routing.KindMidStream, Status: resp.StatusCode, Reason: "stream_cut"}, nil, now)
 		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
 		c.code = "stream_cut"
@@ -352,11 +362,14 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
 			Message: "the provider's answer was cut after output began"}))
 		c.out.Flush()
+		c.delivered = true
 		return true
 	}
 	// An adapter that never called Complete: the answer is recorded after
 	// it (finish), as the record must still be written once.
 	c.call.Finish(c.g.cfg.Now(), u)
+	c.memberDone = true
+	c.delivered = true
 	return true
 }
 
@@ -371,6 +384,7 @@ func (c *callRun) complete(u routing.Usage) {
 	c.usage = u
 	c.cost = routing.Settlement(c.call.Served(), c.call.Model(), u)
 	c.call.Finish(c.g.cfg.Now(), u)
+	c.memberDone = true
 	c.commit()
 }
 
@@ -391,6 +405,7 @@ func (c *callRun) passThrough(h *heldAnswer, unknown bool) {
 		c.out.Start(h.status, nil)
 		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: h.status, Code: "upstream_" + strconv.Itoa(h.status), Message: msg}))
 		c.out.Flush()
+		c.delivered = true
 		return
 	}
 	hdr := http.Header{}
@@ -401,6 +416,7 @@ func (c *callRun) passThrough(h *heldAnswer, unknown bool) {
 	}
 	c.out.Start(h.status, hdr)
 	_, _ = c.out.Write(h.body)
+	c.delivered = true
 }
 
 // fail writes the gateway's own error (or, for a stream already started by
@@ -419,10 +435,13 @@ func (c *callRun) fail(e *routing.Error) {
 		c.out.Start(e.Status, nil)
 		_, _ = c.out.Write(streamErrorEvent(c.ep, e))
 		c.out.Flush()
+		c.delivered = true
 		return
 	}
 	c.metaHeaders(c.out.rw.Header())
 	writeError(c.out.rw, c.ep, e, c.weirJSON())
+	c.out.markStarted()
+	c.delivered = true
 }
 
 // names returns the record and member to report (R-SEE-1): the member that

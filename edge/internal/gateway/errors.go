@@ -20,6 +20,18 @@ const (
 	hRetryAfter  = "Retry-After"
 )
 
+// codeInternal is the code of the gateway's answer to a call it could not
+// serve because of its own bug (a panic recovered while serving it): 500,
+// Anthropic type api_error.
+const codeInternal = "weir_internal"
+
+// internalError is the answer of a call that hit a bug in the gateway. It
+// names the call id, which the log line of the panic carries too.
+func internalError(callID string) *routing.Error {
+	return &routing.Error{Status: http.StatusInternalServerError, Code: codeInternal,
+		Message: "the gateway failed while serving this call (" + callID + "); it was logged"}
+}
+
 // attemptJSON is one attempt in the "weir" member of an error body.
 type attemptJSON struct {
 	Member  string `json:"member"`

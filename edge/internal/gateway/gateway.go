@@ -111,7 +111,7 @@ func New(cfg Config) (*Gateway, error) {
 	g.mux.HandleFunc("POST /v1/embeddings", g.endpoint(routing.EndpointEmbeddings))
 	g.mux.HandleFunc("POST /v1/responses", g.endpoint(routing.EndpointResponses))
 	g.mux.HandleFunc("POST /v1/messages", g.endpoint(routing.EndpointMessages))
-	g.mux.HandleFunc("GET /v1/models", g.models)
+	g.mux.HandleFunc("GET /v1/models", g.guard(routing.EndpointChatCompletions, g.models))
 	g.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	g.mux.HandleFunc("GET /readyz", g.ready)
 	g.mux.HandleFunc("/", g.notFound)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,6 +56,7 @@ type harness struct {
 	fakes  map[string]*fakeprovider.Server
 	states *routing.States
 	gw     *gateway.Gateway
+	table  *routing.Table
 }
 
 type recordSpec struct {
@@ -93,6 +95,25 @@ func newHarness(t *testing.T, specs ...recordSpec) *harness {
 // (h.sink itself when wrap is nil).
 func newHarnessSink(t *testing.T, wrap func(*usage.Memory) usage.Sink, specs ...recordSpec) *harness {
 	t.Helper()
+	return newHarnessOpts(t, harnessOpts{sink: wrap}, specs...)
+}
+
+// harnessOpts changes what newHarness sets up.
+type harnessOpts struct {
+	// sink wraps h.sink as the gateway's sink.
+	sink func(*usage.Memory) usage.Sink
+	// adapters changes the gateway's adapters (e.g. to wrap one).
+	adapters func(map[routing.WireFormat]wire.Adapter)
+	// budgets replaces the gateway's budgets.
+	budgets gateway.Budgets
+	// log is the gateway's logger.
+	log *slog.Logger
+}
+
+// newHarnessOpts is newHarness set up by opts.
+func newHarnessOpts(t *testing.T, opts harnessOpts, specs ...recordSpec) *harness {
+	t.Helper()
+	wrap := opts.sink
 	h := &harness{t: t, sink: usage.NewMemory(), fakes: map[string]*fakeprovider.Server{}, states: routing.NewStates()}
 	var sink usage.Sink = h.sink
 	if wrap != nil {
@@ -158,17 +179,21 @@ func newHarnessSink(t *testing.T, wrap func(*usage.Memory) usage.Sink, specs ...
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.table = table
 	reg := gateway.NewRegistry()
 	reg.Put(table)
 	transport := netguard.NewTransport(nil, nil)
 	t.Cleanup(transport.CloseIdleConnections)
+	adapters := map[routing.WireFormat]wire.Adapter{
+		routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
+	}
+	if opts.adapters != nil {
+		opts.adapters(adapters)
+	}
 	gw, err := gateway.New(gateway.Config{
-		EdgeID: "edge-test", Registry: reg, States: h.states,
-		Adapters: map[routing.WireFormat]wire.Adapter{
-			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
-		},
+		EdgeID: "edge-test", Registry: reg, States: h.states, Adapters: adapters,
 		Signer: upauth.New(store, &http.Client{Transport: transport}, time.Now), SignErrorKind: upauth.Kind,
-		Transport: transport, Sink: sink, KeepAlive: 150 * time.Millisecond,
+		Transport: transport, Sink: sink, KeepAlive: 150 * time.Millisecond, Budgets: opts.budgets, Log: opts.log,
 	})
 	if err != nil {
 		t.Fatal(err)

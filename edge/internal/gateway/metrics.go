@@ -18,6 +18,10 @@ type Metrics struct {
 	// RecordsLost counts call records the sink could not take (the journal
 	// could not be written): answered calls that will not be counted.
 	RecordsLost prometheus.Counter
+	// Panics counts panics recovered while serving a caller's request: each
+	// such call was answered 500 weir_internal (or its stream ended with an
+	// error event) and logged at error level with its call id and stack.
+	Panics prometheus.Counter
 }
 
 // NewMetrics registers the edge's metrics on a fresh registry.
@@ -42,8 +46,11 @@ func NewMetrics() *Metrics {
 		RecordsLost: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_call_records_lost_total", Help: "Call records the usage sink could not write (the call was answered, its record is lost).",
 		}),
+		Panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weir_panics_total", Help: "Panics recovered while serving a request (answered 500 weir_internal, or the stream ended with an error event).",
+		}),
 	}
-	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead, m.RecordsLost,
+	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead, m.RecordsLost, m.Panics,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ type out struct {
 	started      bool // status line and headers sent
 	viaKeepAlive bool // sent as 200 SSE by keep-alive comments
 	content      bool // a content byte reached the caller
+	metaSent     bool // metaComment was written
 	// meta sets x-weir-provider, x-weir-member and x-weir-attempts (R-SEE-1).
 	meta func(h http.Header)
 	// metaComment renders the same as a comment line for a stream that
@@ -42,7 +44,8 @@ func (o *out) Start(status int, h http.Header) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.viaKeepAlive {
-		if o.metaComment != nil {
+		if o.metaComment != nil && !o.metaSent {
+			o.metaSent = true
 			_, _ = o.rw.Write(o.metaComment())
 		}
 		return
@@ -58,6 +61,14 @@ func (o *out) Start(status int, h http.Header) {
 		o.meta(dst)
 	}
 	o.rw.WriteHeader(status)
+	o.started = true
+}
+
+// markStarted notes that the gateway wrote an answer directly to rw (its
+// own error), so that nothing else starts a second one.
+func (o *out) markStarted() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.started = true
 }
 
@@ -90,6 +101,13 @@ func (o *out) keepAlive(start time.Time, every time.Duration, now func() time.Ti
 	o.kaStop, o.kaDone = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(o.kaDone)
+		defer func() {
+			// This goroutine is not the call's: a panic here would end the
+			// process. It ends the keep-alive comments only.
+			if v := recover(); v != nil && o.run != nil {
+				o.run.g.notePanic(o.run.id, o.run.ep, v, debug.Stack())
+			}
+		}()
 		for n := 0; ; n++ {
 			d := start.Add(time.Duration(n+1) * every).Sub(now())
 			t := time.NewTimer(d)
@@ -99,26 +117,32 @@ func (o *out) keepAlive(start time.Time, every time.Duration, now func() time.Ti
 				return
 			case <-t.C:
 			}
-			o.mu.Lock()
-			if o.content || (o.started && !o.viaKeepAlive) {
-				o.mu.Unlock()
-				return
-			}
-			if !o.started {
-				h := o.rw.Header()
-				h.Set("Content-Type", "text/event-stream")
-				h.Set("Cache-Control", "no-cache")
-				o.rw.WriteHeader(http.StatusOK)
-				o.started, o.viaKeepAlive = true, true
-			}
-			_, err := o.rw.Write([]byte(": weir waiting\n\n"))
-			_ = o.rc.Flush()
-			o.mu.Unlock()
-			if err != nil {
+			if !o.waiting() {
 				return
 			}
 		}
 	}()
+}
+
+// waiting writes one ": weir waiting" comment, first sending the 200 SSE
+// headers if nothing was sent yet. It returns false when the comments are
+// over: content or a real answer's headers went out, or the caller is gone.
+func (o *out) waiting() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.content || (o.started && !o.viaKeepAlive) {
+		return false
+	}
+	if !o.started {
+		h := o.rw.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		o.rw.WriteHeader(http.StatusOK)
+		o.started, o.viaKeepAlive = true, true
+	}
+	_, err := o.rw.Write([]byte(": weir waiting\n\n"))
+	_ = o.rc.Flush()
+	return err == nil
 }
 
 // stopKeepAlive stops the keep-alive comments and waits until none is being

@@ -9,6 +9,7 @@ import (
 
 	"weir.dev/edge/internal/fakeprovider"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
 func TestOpenAIFormat(t *testing.T) {
@@ -252,5 +253,40 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBedrockStreamSDKBody is issue 11's regression: the SDKs put model and
+// stream last (`…,"model":"…","stream":true}`), the bedrock adapter deletes
+// both, and EditTop used to panic on the two adjacent deletions, so the
+// caller got EOF. The stream must go through, to invoke-with-response-stream,
+// with neither member in the body Bedrock gets (Bedrock takes both from
+// the path).
+func TestBedrockStreamSDKBody(t *testing.T) {
+	t.Parallel()
+	fake := newFake(t, fakeprovider.Options{Flavor: fakeprovider.FlavorBedrock, AWSSecretAccessKey: awsSecret})
+	sp := recordSpec{name: "bedrock-eu", wire: configv1.WireFormat_WIRE_FORMAT_BEDROCK, models: []*configv1.Model{chatModel("claude-x")},
+		members: []fakeMember{{name: "stockholm", fake: fake, edit: func(m *configv1.Member) {
+			m.ModelMap = map[string]string{"claude-x": "eu.anthropic.claude-x-v1:0"}
+		}}}}
+	h := newHarness(t, sp)
+	res := h.post("/v1/messages", `{"max_tokens":50,"messages":[{"role":"user","content":"hello"}],"model":"claude-x","stream":true}`)
+	names, _ := sseEvents(res.body)
+	if res.status != 200 || len(names) < 4 || names[0] != "message_start" || names[len(names)-1] != "message_stop" {
+		t.Fatalf("%d %v %s", res.status, names, res.body)
+	}
+	last, _ := fake.LastRequest()
+	var body map[string]any
+	if err := json.Unmarshal(last.Body, &body); err != nil {
+		t.Fatalf("bedrock got %s: %v", last.Body, err)
+	}
+	_, hasModel := body["model"]
+	_, hasStream := body["stream"]
+	if last.Path != "/model/eu.anthropic.claude-x-v1:0/invoke-with-response-stream" || hasModel || hasStream ||
+		body["anthropic_version"] != "bedrock-2023-05-31" || body["max_tokens"] != float64(50) {
+		t.Fatalf("bedrock request %s %s", last.Path, last.Body)
+	}
+	if rec := h.record(1); rec.Outcome != telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED || rec.Usage.GetOutputTokens() == 0 {
+		t.Fatalf("record %v", rec.CallRecord)
 	}
 }
