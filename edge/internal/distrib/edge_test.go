@@ -192,4 +192,20 @@ func TestReadiness(t *testing.T) {
 			t.Fatal("not ready from the disk cache")
 		}
 	})
+	t.Run("no NATS, a cached cluster without tenants", func(t *testing.T) {
+		t.Parallel()
+		ns := startNATS(t)
+		ns.stop()
+		dir := t.TempDir()
+		c, err := openDiskCache(filepath.Join(dir, "config"), testLog(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.putCluster(mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
+		c.close()
+		te := newTestEdge(t, ns.url(), "edge-a", dir)
+		if readyz(t, te) != http.StatusOK {
+			t.Fatal("not ready from a disk cache holding the cluster snapshot of a cluster without tenants")
+		}
+	})
 }
