@@ -29,6 +29,7 @@ const (
 	panicInRelay            // after the provider answered, before anything is written
 	panicAfterEvent         // in Relay, at the second write: after the first event reached the caller
 	panicAtFirstWrite       // in Relay, at the first write: after the status line went out
+	panicInBuildLate        // in Build, once keep-alive comments started a stream (R-FAIL-12)
 )
 
 // panicAdapter is a test adapter: the real adapter of its wire format,
@@ -40,8 +41,12 @@ type panicAdapter struct {
 }
 
 func (a panicAdapter) Build(ctx context.Context, req *wire.Request, m *routing.Member, model string) (*http.Request, error) {
-	if a.at.Load() == panicInBuild {
+	switch a.at.Load() {
+	case panicInBuild:
 		panic("test panic in Build: " + string(req.Body)) // the body must not reach the log
+	case panicInBuildLate:
+		time.Sleep(400 * time.Millisecond) // the harness's keep-alive is 150 ms
+		panic("test panic in Build")
 	}
 	return a.Adapter.Build(ctx, req, m, model)
 }
@@ -225,6 +230,26 @@ func TestPanicRecovered(t *testing.T) {
 		check(t, res, 200, 3)
 	})
 
+	t.Run("R-FAIL-12 stream started by keep-alive comments ends with an error event", func(t *testing.T) {
+		at.Store(panicInBuildLate)
+		res := h.post("/v1/messages", `{"model":"claude-x","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+		names, data := sseEvents(res.body)
+		if res.status != 200 || !strings.Contains(string(res.body), ": weir waiting\n\n: weir provider=") || len(data) != 1 || names[0] != "error" {
+			t.Fatalf("%d %s", res.status, res.body)
+		}
+		var e struct {
+			Type  string `json:"type"`
+			Error struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(data[0]), &e); err != nil || e.Type != "error" || e.Error.Type != "api_error" || !strings.HasPrefix(e.Error.Message, "weir_internal: ") {
+			t.Fatalf("error event %s", data[0])
+		}
+		check(t, res, 500, 4)
+	})
+
 	t.Run("non-streamed answer whose status line went out is aborted, never cut short silently", func(t *testing.T) {
 		at.Store(panicAtFirstWrite)
 		req, _ := http.NewRequest(http.MethodPost, h.url+"/v1/chat/completions", strings.NewReader(chatBody))
@@ -237,8 +262,8 @@ func TestPanicRecovered(t *testing.T) {
 		if err == nil {
 			t.Fatalf("caller got a whole answer (%d) from a relay that never wrote its body", resp.StatusCode)
 		}
-		if got := panicCount(t, h); got != 4 {
-			t.Fatalf("weir_panics_total %v, want 4", got)
+		if got := panicCount(t, h); got != 5 {
+			t.Fatalf("weir_panics_total %v, want 5", got)
 		}
 		calls++
 		if rec := h.record(calls); rec.Outcome != telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED {
