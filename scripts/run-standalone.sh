@@ -1,36 +1,37 @@
 #!/usr/bin/env bash
-# Runs Weir standalone on this machine: two fake provider deployments and one
-# edge serving examples/standalone.json. Ctrl-C stops everything.
+# make run-standalone: two fake provider deployments and one edge serving
+# examples/standalone.json, no control plane. Every process is checked ready
+# before the banner; when one fails to start, or exits later, the script
+# names it, shows the end of its log, stops the others and exits 1. Ctrl-C
+# or SIGTERM stops everything and exits 0. Logs are in var/log/.
+#
+# Environment: DEMO_PROVIDER_KEY (the fake deployments' key; default
+# sk-demo-provider-key), WEIR_EDGE_LISTEN (default 127.0.0.1:8080).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p var/bin var/log
-echo "building…"
+
+# shellcheck source=scripts/procs.sh
+. scripts/procs.sh
+procs_traps "make run-standalone"
+
+say "building edge and fakeprovider (edge/cmd) into var/bin (a first build compiles every dependency and takes a few minutes)…"
 (cd edge && go build -o ../var/bin/ ./cmd/edge ./cmd/fakeprovider)
 
 export DEMO_PROVIDER_KEY="${DEMO_PROVIDER_KEY:-sk-demo-provider-key}"
 GATEWAY="${WEIR_EDGE_LISTEN:-127.0.0.1:8080}"
-pids=()
-cleanup() {
-  trap - EXIT INT TERM
-  kill "${pids[@]}" 2>/dev/null || true
-  wait 2>/dev/null || true
-  echo "stopped"
-}
-trap cleanup EXIT INT TERM
 
-var/bin/fakeprovider -addr 127.0.0.1:18081 -control 127.0.0.1:18181 -flavor openai -rpm 600 -itpm 200000 -otpm 50000 >var/log/fake-east.log 2>&1 &
-pids+=($!)
-var/bin/fakeprovider -addr 127.0.0.1:18082 -control 127.0.0.1:18182 -flavor openai -rpm 300 -itpm 100000 -otpm 25000 >var/log/fake-west.log 2>&1 &
-pids+=($!)
-var/bin/edge --config examples/standalone.json --listen "$GATEWAY" --admin-listen 127.0.0.1:9090 \
-  --usage-log var/log/usage.jsonl >var/log/edge.log 2>&1 &
-pids+=($!)
-
-for _ in $(seq 1 100); do
-  curl -fsS "http://$GATEWAY/readyz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-curl -fsS "http://$GATEWAY/readyz" >/dev/null || { echo "edge did not start; see var/log/edge.log"; cat var/log/edge.log; exit 1; }
+say "starting the fake deployments and the edge…"
+start fake-east var/log/fake-east.log env FAKEPROVIDER_API_KEY="$DEMO_PROVIDER_KEY" \
+	var/bin/fakeprovider -addr 127.0.0.1:18081 -control 127.0.0.1:18181 -flavor openai -rpm 600 -itpm 200000 -otpm 50000
+start fake-west var/log/fake-west.log env FAKEPROVIDER_API_KEY="$DEMO_PROVIDER_KEY" \
+	var/bin/fakeprovider -addr 127.0.0.1:18082 -control 127.0.0.1:18182 -flavor openai -rpm 300 -itpm 100000 -otpm 25000
+ready fake-east 30 logged fake-east "control on"
+ready fake-west 30 logged fake-west "control on"
+start edge var/log/edge.log \
+	var/bin/edge --config examples/standalone.json --listen "$GATEWAY" --admin-listen 127.0.0.1:9090 --usage-log var/log/usage.jsonl
+ready edge 60 logged edge "edge listening"
+ready edge 60 curl -fsS "http://$GATEWAY/readyz"
 
 cat <<MSG
 
@@ -44,9 +45,9 @@ Try:
   curl -si http://$GATEWAY/v1/chat/completions -H 'Authorization: Bearer weir-demo-key' \\
     -H 'Content-Type: application/json' -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
 
-Force member east to answer 429, then call again and watch x-weir-member:
-  curl -s -X POST http://127.0.0.1:18181/fault -d 429     # and -d none to heal it
+Force member east to answer 429 for a minute, then call again and watch x-weir-member:
+  curl -s -X POST http://127.0.0.1:18181/fault -d 429:60s   # and -d none to heal it
 
 Ctrl-C stops everything.
 MSG
-wait -n "${pids[@]}"
+serve_until_signal

@@ -1,87 +1,127 @@
 #!/usr/bin/env bash
 # make run: the whole of Weir on this machine — control plane (embedded NATS,
 # Postgres from the pg helper, migrations applied), two edges fed over NATS,
-# and a pool of two fake provider deployments — with a demo tenant seeded
-# through the weir CLI. Ctrl-C stops everything.
+# and a pool of two fake provider deployments on distinct loopback hosts
+# (east on 127.0.0.1, west on 127.0.0.2), each with a key of its own — with a
+# demo tenant seeded through the weir CLI.
+#
+# Every process is checked ready (its own log says it listens, and it
+# answers) before the banner. When one fails to start, or exits later, the
+# script names it, shows the end of its log, stops the others and exits 1.
+# Ctrl-C or SIGTERM stops everything and exits 0. Logs are in var/log/.
+#
+# Environment: DATABASE_URL (else weir-pg finds or starts a local
+# PostgreSQL, database weir_dev); WEIR_NATS_PORT (the embedded NATS port;
+# default 14222, or a free port when 14222 is in use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 VAR=$ROOT/var/run
-mkdir -p "$VAR" var/bin var/log
-echo "building…"
+LOG=$ROOT/var/log
+mkdir -p "$VAR" var/bin "$LOG"
+
+# shellcheck source=scripts/procs.sh
+. scripts/procs.sh
+procs_traps "make run"
+
+# --- build -----------------------------------------------------------------
+
+say "building into var/bin (a first build compiles every dependency and takes a few minutes):"
+say "  controlplane, weir  (controlplane/cmd)"
 (cd controlplane && go build -o ../var/bin/ ./cmd/controlplane ./cmd/weir)
+say "  edge, fakeprovider  (edge/cmd)"
 (cd edge && go build -o ../var/bin/ ./cmd/edge ./cmd/fakeprovider)
+say "  weir-pg             (db/cmd)"
+(cd db && go build -o ../var/bin/ ./cmd/weir-pg)
 export PATH=$ROOT/var/bin:$PATH
 
-# Database: DATABASE_URL, else the machine's server or a private one (db/cmd/weir-pg).
+# --- database, keys, ports -------------------------------------------------
+
 if [ -z "${DATABASE_URL:-}" ]; then
-  DATABASE_URL=$(cd db && go run ./cmd/weir-pg ensure -db weir_dev)
+	say "database: finding or starting a local PostgreSQL (weir-pg), database weir_dev…"
+	DATABASE_URL=$(weir-pg ensure -db weir_dev) || die "weir-pg could not find or start PostgreSQL (see above)"
 fi
 export DATABASE_URL
 # Keys, kept across runs so stored secrets stay readable.
 if [ ! -f "$VAR/keys.env" ]; then
-  umask 077
-  printf 'WEIR_MASTER_KEY=%s\nWEIR_EDGE_KEY=%s\n' "$(head -c32 /dev/urandom | base64)" "$(head -c32 /dev/urandom | base64)" >"$VAR/keys.env"
+	(
+		umask 077
+		printf 'WEIR_MASTER_KEY=%s\nWEIR_EDGE_KEY=%s\n' "$(head -c32 /dev/urandom | base64)" "$(head -c32 /dev/urandom | base64)" >"$VAR/keys.env"
+	)
 fi
-set -a; . "$VAR/keys.env"; set +a
-NATS_PORT=${WEIR_NATS_PORT:-14222}
+set -a
+. "$VAR/keys.env"
+set +a
 export WEIR_CONFIG_DIR=$VAR/cli
+unset NATS_URL # the control plane embeds its own NATS server
 
-pids=()
-cleanup() {
-  trap - EXIT INT TERM
-  kill "${pids[@]}" 2>/dev/null || true
-  wait 2>/dev/null || true
-  echo "stopped"
-}
-trap cleanup EXIT INT TERM
+NATS_PORT=${WEIR_NATS_PORT:-14222}
+if [ -z "${WEIR_NATS_PORT:-}" ] && in_use 127.0.0.1 "$NATS_PORT"; then
+	say "NATS: port $NATS_PORT is in use, so the embedded server takes a free port"
+	NATS_PORT=0
+fi
 
-fakeprovider -addr 127.0.0.1:18081 -control 127.0.0.1:18181 -flavor openai -rpm 600 -itpm 200000 -otpm 50000 >var/log/fake-east.log 2>&1 &
-pids+=($!)
-fakeprovider -addr 127.0.0.1:18082 -control 127.0.0.1:18182 -flavor openai -rpm 300 -itpm 100000 -otpm 25000 >var/log/fake-west.log 2>&1 &
-pids+=($!)
+# --- processes -------------------------------------------------------------
 
-controlplane migrate >/dev/null
+say "starting the fake deployments, the control plane and two edges…"
+start fake-east "$LOG/fake-east.log" env FAKEPROVIDER_API_KEY=sk-demo-east \
+	fakeprovider -addr 127.0.0.1:18081 -control 127.0.0.1:18181 -flavor openai -rpm 600 -itpm 200000 -otpm 50000
+start fake-west "$LOG/fake-west.log" env FAKEPROVIDER_API_KEY=sk-demo-west \
+	fakeprovider -addr 127.0.0.2:18082 -control 127.0.0.2:18182 -flavor openai -rpm 300 -itpm 100000 -otpm 25000
+ready fake-east 30 logged fake-east "control on"
+ready fake-west 30 logged fake-west "control on"
+
+controlplane migrate >/dev/null || die "controlplane migrate failed (see above)"
 if [ ! -s "$VAR/admin.token" ]; then
-  controlplane bootstrap-admin --force >"$VAR/admin.token" 2>/dev/null || controlplane bootstrap-admin >"$VAR/admin.token"
+	controlplane bootstrap-admin --force >"$VAR/admin.token" 2>/dev/null || controlplane bootstrap-admin >"$VAR/admin.token"
 fi
 TOKEN=$(cat "$VAR/admin.token")
-controlplane serve --dev --var-dir "$VAR" --listen 127.0.0.1:7070 --nats-listen "127.0.0.1:$NATS_PORT" >var/log/controlplane.log 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do weir login --url http://127.0.0.1:7070 --token "$TOKEN" >/dev/null 2>&1 && break; sleep 0.2; done
-weir login --url http://127.0.0.1:7070 --token "$TOKEN" >/dev/null
+start controlplane "$LOG/controlplane.log" \
+	controlplane serve --dev --var-dir "$VAR" --listen 127.0.0.1:7070 --nats-listen "127.0.0.1:$NATS_PORT"
+ready controlplane 60 logged controlplane "admin API listening"
+ready controlplane 30 weir login --url http://127.0.0.1:7070 --token "$TOKEN"
+nats_url=$(sed -n 's/.*embedded NATS server started.* url=\(nats:[^ ]*\).*/\1/p' "${logf[controlplane]}" | tail -n 1)
+[ -n "$nats_url" ] || failed controlplane "did not say where its embedded NATS server listens"
 
-# Seed the demo tenant (idempotent: existing objects are kept).
+# Seed the demo tenant. Idempotent, and it brings an older demo up to date:
+# each member signs with a key of its own, bound to its own host.
+say "seeding tenant demo…"
 weir tenant show demo >/dev/null 2>&1 || weir tenant create demo >/dev/null
 weir login --url http://127.0.0.1:7070 --token "$TOKEN" --tenant demo >/dev/null
-printf 'sk-demo-provider-key' | weir secret set demo-provider-key --host 127.0.0.1 >/dev/null
-if ! weir provider show demo-pool >/dev/null 2>&1; then
-  weir provider pool add demo-pool east --preset openai --base-url http://127.0.0.1:18081/v1 \
-    --models gpt-4o-mini --key-secret demo-provider-key --region us-east --weight 2 --account east \
-    --price gpt-4o-mini=0.15,0.6,0.075 --rpm 600 --input-tpm 200000 --output-tpm 50000 >/dev/null
-  weir provider pool add demo-pool west --base-url http://127.0.0.1:18082/v1 \
-    --key-secret demo-provider-key --region us-west --weight 1 --account west --price gpt-4o-mini=0.15,0.6,0.075 \
-    --rpm 300 --input-tpm 100000 --output-tpm 25000 >/dev/null 2>&1
+printf 'sk-demo-east' | weir secret set demo-east-key --host 127.0.0.1 >/dev/null
+printf 'sk-demo-west' | weir secret set demo-west-key --host 127.0.0.2 >/dev/null
+east=(--base-url http://127.0.0.1:18081/v1 --key-secret demo-east-key --region us-east --weight 2 --account east
+	--price gpt-4o-mini=0.15,0.6,0.075 --rpm 600 --input-tpm 200000 --output-tpm 50000)
+west=(--base-url http://127.0.0.2:18082/v1 --key-secret demo-west-key --region us-west --weight 1 --account west
+	--price gpt-4o-mini=0.15,0.6,0.075 --rpm 300 --input-tpm 100000 --output-tpm 25000)
+if weir provider show demo-pool >/dev/null 2>&1; then
+	weir provider pool set demo-pool east "${east[@]}" >/dev/null
+	weir provider pool set demo-pool west "${west[@]}" >/dev/null
+else
+	weir provider pool add demo-pool east --preset openai --models gpt-4o-mini "${east[@]}" >/dev/null
+	weir provider pool add demo-pool west "${west[@]}" >/dev/null
 fi
+weir secret delete demo-provider-key >/dev/null 2>&1 || true # the older demo's shared key
 if [ ! -s "$VAR/demo.key" ]; then
-  weir key revoke demo >/dev/null 2>&1 || true
-  weir key create demo >"$VAR/demo.key"
+	weir key revoke demo >/dev/null 2>&1 || true
+	weir key create demo >"$VAR/demo.key"
 fi
 KEY=$(cat "$VAR/demo.key")
 
 for i in 1 2; do
-  edge --nats-url "nats://127.0.0.1:$NATS_PORT" --edge-id "edge-$i" --state-dir "$VAR/edge-$i" \
-    --listen "127.0.0.1:808$((i-1))" --admin-listen "127.0.0.1:909$((i-1))" >"var/log/edge-$i.log" 2>&1 &
-  pids+=($!)
+	start "edge-$i" "$LOG/edge-$i.log" \
+		edge --nats-url "$nats_url" --edge-id "edge-$i" --state-dir "$VAR/edge-$i" \
+		--listen "127.0.0.1:808$((i - 1))" --admin-listen "127.0.0.1:909$((i - 1))"
 done
-for port in 8080 8081; do
-  for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in 1 2; do
+	ready "edge-$i" 60 logged "edge-$i" "edge listening"
+	ready "edge-$i" 60 curl -fsS "http://127.0.0.1:808$((i - 1))/readyz"
 done
 
 CONSOLE="http://127.0.0.1:7070/console/login?next=%2Fconsole%2F%3Ftenant%3Ddemo"
 # Open the console's pool health page when a desktop is there to show it.
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && command -v xdg-open >/dev/null 2>&1; then
-  xdg-open "$CONSOLE" >/dev/null 2>&1 || true
+	xdg-open "$CONSOLE" >/dev/null 2>&1 || true
 fi
 
 cat <<MSG
@@ -89,18 +129,21 @@ cat <<MSG
 Weir is running.
   gateways     http://127.0.0.1:8080 (edge-1)   http://127.0.0.1:8081 (edge-2)
   demo key     $KEY
+  pool         demo-pool: east http://127.0.0.1:18081 (weight 2)   west http://127.0.0.2:18082 (weight 1)
   admin API    http://127.0.0.1:7070   (weir CLI logged in: export WEIR_CONFIG_DIR=$VAR/cli PATH=$ROOT/var/bin:\$PATH)
   console      $CONSOLE
                sign in with the admin token: $TOKEN
-  NATS         nats://127.0.0.1:$NATS_PORT      logs: var/log/
+  NATS         $nats_url      logs: var/log/
 
 Try:
   curl -si http://127.0.0.1:8080/v1/chat/completions -H 'Authorization: Bearer $KEY' \\
     -H 'Content-Type: application/json' -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
-  curl -s -X POST http://127.0.0.1:18181/fault -d 429     # member east answers 429 (-d none heals)
+  curl -s -X POST http://127.0.0.1:18181/fault -d 429:60s   # east answers 429, retry after 60 s (-d none heals)
+  curl -s -X POST http://127.0.0.2:18182/fault -d 429:60s   # west too: calls get 429 weir_pool_cooling
   weir provider show demo-pool                             # each edge's view of each member
   weir calls list
 
 Ctrl-C stops everything.
 MSG
-wait -n "${pids[@]}"
+
+serve_until_signal
