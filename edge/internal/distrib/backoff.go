@@ -21,12 +21,18 @@ func (b *backoff) next() time.Duration {
 }
 
 // sleep waits the next wait; false when ctx ended first.
-func (b *backoff) sleep(ctx context.Context) bool {
+func (b *backoff) sleep(ctx context.Context) bool { return b.sleepOr(ctx, nil) }
+
+// sleepOr waits the next wait or until wake delivers (what was awaited
+// came back: retry at once); false when ctx ended first.
+func (b *backoff) sleepOr(ctx context.Context, wake <-chan struct{}) bool {
 	t := time.NewTimer(b.next())
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
+	case <-wake:
+		return true
 	case <-t.C:
 		return true
 	}

@@ -16,7 +16,8 @@ import (
 // ready even when the bucket is empty), then each update as it comes, and
 // synced is called after the first batch. The watch is rebuilt whenever it
 // ends or NATS reconnects (restart signals it), and its setup is retried
-// with backoff while NATS is away; the edge meanwhile serves what it has.
+// with backoff while NATS is away — at once when NATS reconnects during the
+// wait; the edge meanwhile serves what it has.
 func watchConfig(ctx context.Context, open func(context.Context) (jetstream.KeyValue, error), st *configState, restart <-chan struct{}, synced func()) {
 	bo := newBackoff(100*time.Millisecond, 5*time.Second)
 	for ctx.Err() == nil {
@@ -26,7 +27,7 @@ func watchConfig(ctx context.Context, open func(context.Context) (jetstream.KeyV
 		}
 		if err != nil {
 			st.log.Warn("config watch: retrying", "err", err)
-			if !bo.sleep(ctx) {
+			if !bo.sleepOr(ctx, restart) {
 				return
 			}
 			continue
