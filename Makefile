@@ -68,6 +68,20 @@ check-generate:
 	  diff -r -q -x '*.templ' -x '*.css' -x '*.js' "$$d" "$$tmp/$$d" >/dev/null 2>&1 || { echo "stale generated code under $$d:"; diff -r -q "$$d" "$$tmp/$$d" || true; status=1; }; done; \
 	if [ $$status -eq 0 ]; then echo "check-generate: generated code is current"; fi; exit $$status
 
+.PHONY: docs check-docs
+
+## docs: writes docs/cli.md from the weir CLI's own command table (every command
+## and flag, as `weir COMMAND -h` prints them).
+docs:
+	cd controlplane && go run ./cmd/weir-docs -o ../docs/cli.md
+
+## check-docs: fails when docs/cli.md differs from a fresh generation.
+check-docs:
+	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	(cd controlplane && go run ./cmd/weir-docs -o "$$tmp"); \
+	if diff -u docs/cli.md "$$tmp"; then echo "check-docs: docs/cli.md is current"; \
+	else echo "docs/cli.md is stale: run make docs"; exit 1; fi
+
 tidy:
 	@for m in $(MODULES); do (cd $$m && go mod tidy); done
 

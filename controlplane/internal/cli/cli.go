@@ -98,13 +98,18 @@ type command struct {
 	// args are the positional arguments' names; each is a name (1-64 of
 	// [a-z0-9_-]) checked before the command runs, except CALL_ID.
 	args []string
-	// synopsis is the usage line after "weir <path>", as in DESIGN §3.
-	synopsis string
-	summary  string
+	// summary says what the command does, in one line.
+	summary string
+	// notes are further paragraphs of `-h` and docs/cli.md.
+	notes []string
+	// required names the flags the command needs (shown without brackets
+	// in its usage line).
+	required []string
 	tenant   scope
 	// setup registers the command's flags and returns the function that
-	// runs it once the flags are parsed.
-	setup func(fs *flag.FlagSet) runFunc
+	// runs it once the flags are parsed. The usage line, `-h` and
+	// docs/cli.md are generated from the same registration.
+	setup func(fs *flagSet) runFunc
 }
 
 // runFunc runs a parsed command.
@@ -133,24 +138,13 @@ func (e *usageError) Error() string { return e.msg }
 
 // usagef returns a usage error of the call's command.
 func (c *call) usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), usage: c.cmd.usageLine()}
-}
-
-// usageLine is "weir <path> <synopsis>".
-func (cmd *command) usageLine() string {
-	s := "weir " + cmd.path
-	switch {
-	case cmd.synopsis != "":
-		s += " " + cmd.synopsis
-	case len(cmd.args) > 0:
-		s += " " + strings.Join(cmd.args, " ")
-	}
-	return s
+	return &usageError{msg: fmt.Sprintf(format, args...), usage: c.cmd.usage()}
 }
 
 // run dispatches args to a command and returns the exit code.
 func (a *app) run(ctx context.Context, args []string) int {
-	gfs := a.newFlagSet("weir")
+	gfs := newFlagSet("weir")
+	gfs.Var(&a.output, "output", outputUsage)
 	// Global flags (--output) may come before the command; gfs.Parse stops
 	// at the first command word.
 	err := gfs.Parse(args)
@@ -168,9 +162,8 @@ func (a *app) run(ctx context.Context, args []string) int {
 	case rest[0] == "help":
 		prefix := strings.Join(rest[1:], " ")
 		if cmd := findCommand(cmds, rest[1:]); cmd != nil && len(strings.Fields(cmd.path)) == len(rest)-1 {
-			fs := a.newFlagSet(cmd.path)
-			a.registerCommandFlags(fs, cmd)
-			a.printHelp(a.Stdout, cmd, fs)
+			fs, _, _ := commandFlags(cmd, &a.output)
+			printHelp(a.Stdout, cmd, fs)
 			return exitOK
 		}
 		a.printOverview(a.Stdout, cmds, prefix)
@@ -244,43 +237,18 @@ func hasPrefix(cmds []*command, prefix string) bool {
 	return false
 }
 
-// newFlagSet returns a silent flag set (errors are reported by fail) with
-// the global --output flag.
-func (a *app) newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Var(&a.output, "output", "output format: table or json")
-	return fs
-}
-
-// registerCommandFlags adds --tenant (for tenant-scoped commands) and the
-// command's own flags to fs, and returns the command's run function and the
-// --tenant value.
-func (a *app) registerCommandFlags(fs *flag.FlagSet, cmd *command) (runFunc, *string) {
-	var tenant *string
-	if cmd.tenant != noTenant {
-		help := "tenant name (default: the tenant saved by weir login)"
-		if cmd.tenant == tenantOptional {
-			help += `; "" for managed records and secrets or the whole cluster (cluster admins)`
-		}
-		tenant = fs.String("tenant", "", help)
-	}
-	return cmd.setup(fs), tenant
-}
-
 // exec parses a command's flags and arguments and runs it.
 func (a *app) exec(ctx context.Context, cmd *command, args []string) int {
-	fs := a.newFlagSet(cmd.path)
-	run, tenant := a.registerCommandFlags(fs, cmd)
-	pos, err := parseInterspersed(fs, args)
+	fs, run, tenant := commandFlags(cmd, &a.output)
+	pos, err := parseInterspersed(fs.FlagSet, args)
 	if errors.Is(err, flag.ErrHelp) {
-		a.printHelp(a.Stdout, cmd, fs)
+		printHelp(a.Stdout, cmd, fs)
 		return exitOK
 	}
 	if err != nil {
-		return a.fail(&usageError{msg: err.Error(), usage: cmd.usageLine()})
+		return a.fail(&usageError{msg: err.Error(), usage: cmd.usage()})
 	}
-	c := &call{app: a, cmd: cmd, args: pos, given: givenFlags(fs)}
+	c := &call{app: a, cmd: cmd, args: pos, given: givenFlags(fs.FlagSet)}
 	if err := c.checkArgs(); err != nil {
 		return a.fail(err)
 	}
@@ -398,14 +366,6 @@ func (a *app) printOverview(w io.Writer, cmds []*command, prefix string) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run weir COMMAND -h for a command's flags. Exit codes: 0 ok, 1 refused or failed, 2 bad usage.")
-}
-
-// printHelp prints a command's usage line, summary and flags.
-func (a *app) printHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: %s\n\n%s\n\nflags:\n", cmd.usageLine(), cmd.summary)
-	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(w, "  --%s\n        %s\n", f.Name, f.Usage)
-	})
 }
 
 // fail prints err as the CLI contract says and returns its exit code.

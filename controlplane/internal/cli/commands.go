@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"strings"
+
+	"weir.dev/controlplane/internal/usageexport"
 )
 
 // commands returns every command of DESIGN §3 (and a few read-only or
@@ -11,9 +13,11 @@ import (
 // package state.
 func (a *app) commands() []*command {
 	return []*command{
-		{path: "login", synopsis: "--url URL --token TOKEN [--tenant T]",
+		{path: "login", required: []string{"url", "token"},
 			summary: "check the admin API URL and token, and save them with a default tenant",
-			setup:   setupLogin},
+			notes: []string{"The config file (config.json under $WEIR_CONFIG_DIR) holds the token; it is written with mode 0600. " +
+				"WEIR_URL and WEIR_TOKEN, when set, are used in place of --url and --token, and override the saved ones on every command."},
+			setup: setupLogin},
 
 		{path: "tenant create", args: []string{"NAME"}, summary: "create a tenant (cluster admins)",
 			setup: plain((*call).tenantCreate)},
@@ -21,70 +25,90 @@ func (a *app) commands() []*command {
 			setup: plain((*call).tenantList)},
 		{path: "tenant show", args: []string{"NAME"}, summary: "show a tenant, its data rules and shared records",
 			setup: plain((*call).tenantShow)},
-		{path: "tenant rules set", synopsis: "[--allow-region R]… [--no-retained-data] [--require-tag K=V]…",
+		{path: "tenant rules set",
 			summary: "replace the tenant's data rules as a whole (R-ELIG-2)", tenant: tenantRequired,
 			setup: setupRulesSet},
 
-		{path: "key create", args: []string{"NAME"}, synopsis: "NAME [--allow-model M]… [--allow-provider RECORD]… [--region R]…",
-			summary: "create an API key and print it once", tenant: tenantRequired, setup: setupKeyCreate},
+		{path: "key create", args: []string{"NAME"},
+			summary: "create an API key and print it once", tenant: tenantRequired, setup: setupKeyCreate,
+			notes: []string{`stdout is the key alone on one line (with --output json: {"id","name","key"}); it is never shown again.`}},
 		{path: "key list", summary: "list the tenant's API keys", tenant: tenantRequired,
 			setup: plain((*call).keyList)},
 		{path: "key revoke", args: []string{"NAME"}, summary: "revoke an API key on every edge", tenant: tenantRequired,
 			setup: plain((*call).keyRevoke)},
 
-		{path: "secret set", args: []string{"NAME"}, synopsis: "NAME --host HOST [--host HOST]…   # value from stdin",
+		{path: "secret set", args: []string{"NAME"}, required: []string{"host"},
 			summary: "create or replace a secret; the value is read from stdin and never echoed", tenant: tenantOptional,
-			setup: setupSecretSet},
+			setup: setupSecretSet,
+			notes: []string{"The value is read from stdin (a final newline is dropped), never from a flag. A SigV4 access-key secret holds " +
+				`ACCESS_KEY_ID:SECRET_ACCESS_KEY (or JSON {"access_key_id","secret_access_key","session_token"}); an OAuth2 client secret ` +
+				"holds the client secret alone. The edge sends a secret only to the hosts it is bound to (R-SEC-1)."}},
 		{path: "secret list", summary: "list secrets (names, hosts, users; never values)", tenant: tenantOptional,
 			setup: plain((*call).secretList)},
 		{path: "secret delete", args: []string{"NAME"}, summary: "delete a secret no record uses", tenant: tenantOptional,
 			setup: plain((*call).secretDelete)},
 
-		{path: "provider create", args: []string{"RECORD"}, synopsis: "RECORD --preset openai|azure-openai|anthropic|bedrock|vllm --base-url URL [flags]",
-			summary: "create a plain provider record", tenant: tenantOptional, setup: setupProviderCreate},
-		{path: "provider set", args: []string{"RECORD"}, synopsis: "RECORD [flags of provider create]",
-			summary: "change the given fields of a record (R-SEC-4 warnings)", tenant: tenantOptional, setup: setupProviderSet},
+		{path: "provider create", args: []string{"RECORD"}, required: []string{"preset", "base-url"},
+			summary: "create a plain provider record", tenant: tenantOptional, setup: setupProviderCreate,
+			notes: []string{"Managed records are created by cluster admins with --tenant \"\" and shared with tenants by weir provider share."}},
+		{path: "provider set", args: []string{"RECORD"},
+			summary: "change the given fields of a record (R-SEC-4 warnings)", tenant: tenantOptional, setup: setupProviderSet,
+			notes: []string{"Only the flags given change their fields; a list or map flag given empty (--tag=) clears it. " +
+				"Warns when two members share a key secret or a host (R-SEC-4)."}},
 		{path: "provider show", args: []string{"RECORD"},
 			summary: "show a record, its members with inherited fields resolved, and each edge's last view", tenant: tenantOptional,
-			setup: plain((*call).providerShow)},
+			setup: plain((*call).providerShow),
+			notes: []string{"An edge's view shows a cooldown only while it runs."}},
 		{path: "provider list", summary: "list provider records (and managed records shared with the tenant)", tenant: tenantOptional,
 			setup: plain((*call).providerList)},
 		{path: "provider delete", args: []string{"RECORD"}, summary: "delete a record and its members", tenant: tenantOptional,
 			setup: plain((*call).providerDelete)},
-		{path: "provider share", args: []string{"RECORD"}, synopsis: "RECORD --tenant T",
+		{path: "provider share", args: []string{"RECORD"}, required: []string{"tenant"},
 			summary: "share a managed record with a tenant (cluster admins, R-MODEL-3)", setup: setupShare(true)},
-		{path: "provider unshare", args: []string{"RECORD"}, synopsis: "RECORD --tenant T",
+		{path: "provider unshare", args: []string{"RECORD"}, required: []string{"tenant"},
 			summary: "stop sharing a managed record with a tenant (cluster admins)", setup: setupShare(false)},
 
-		{path: "provider pool add", args: []string{"RECORD", "MEMBER"}, synopsis: "RECORD MEMBER [--preset P] --base-url URL [flags]",
+		{path: "provider pool add", args: []string{"RECORD", "MEMBER"}, required: []string{"base-url"},
 			summary: "add a pool member (creating the pool, or turning a plain record into one)", tenant: tenantOptional,
-			setup: setupPoolAdd},
-		{path: "provider pool set", args: []string{"RECORD", "MEMBER"}, synopsis: "RECORD MEMBER [--off|--on] [flags of pool add]",
-			summary: "change the given fields of a member, or switch it off or on", tenant: tenantOptional, setup: setupPoolSet},
+			setup: setupPoolAdd,
+			notes: []string{"On a record that does not exist, pool add creates it as a pool: --preset and --models are then the record's, " +
+				"and the record-only flags (--allow-region, --max-attempts, --max-wait, --attempt-deadline, --rate-limit-header, " +
+				"--default-max-output, --priority, --internal) apply to it. On a plain record, its own endpoint first becomes a member " +
+				"named by --record-member. What a member does not set it takes from its record."}},
+		{path: "provider pool set", args: []string{"RECORD", "MEMBER"},
+			summary: "change the given fields of a member, or switch it off or on", tenant: tenantOptional, setup: setupPoolSet,
+			notes: []string{"Only the flags given change their fields; an optional field given empty (--region=) goes back to the record's."}},
 		{path: "provider pool remove", args: []string{"RECORD", "MEMBER"},
 			summary: "remove a member (the last one turns the record plain)", tenant: tenantOptional,
 			setup: plain((*call).poolRemove)},
 		{path: "provider pool list", args: []string{"RECORD"},
 			summary: "list a record's members with inherited fields resolved and edge views", tenant: tenantOptional,
-			setup: plain((*call).poolList)},
+			setup: plain((*call).poolList),
+			notes: []string{"An edge's view shows a cooldown only while it runs."}},
 		{path: "provider pool reset", args: []string{"RECORD", "MEMBER"},
 			summary: "clear a member's cooldown, spent mark and disable on every edge (R-OBS-4)", tenant: tenantOptional,
 			setup: plain((*call).poolReset)},
 
-		{path: "budget set", args: []string{"NAME"}, synopsis: "NAME --limit USD --period day|month|total [--key KEYNAME]",
+		{path: "budget set", args: []string{"NAME"}, required: []string{"limit", "period"},
 			summary: "create or replace a budget", tenant: tenantRequired, setup: setupBudgetSet},
 		{path: "budget list", summary: "list budgets with their current spend", tenant: tenantRequired,
 			setup: plain((*call).budgetList)},
 		{path: "budget delete", args: []string{"NAME"}, summary: "delete a budget", tenant: tenantRequired,
 			setup: plain((*call).budgetDelete)},
 
-		{path: "usage export", synopsis: "--from DATE --to DATE [--format csv|json]   # DATE: YYYY-MM-DD or RFC 3339",
-			summary: "stream usage and cost rows for chargeback", tenant: tenantOptional, setup: setupUsageExport},
+		{path: "usage export",
+			summary: "stream usage and cost rows for chargeback (default: this month so far)", tenant: tenantOptional, setup: setupUsageExport,
+			notes: []string{"CSV and JSON have the same fields: " + strings.Join(usageexport.Columns(), ", ") + ". " +
+				"Counts are integers and costs exact decimal dollars (JSON numbers in JSON). CSV text cells starting with =, +, -, @, " +
+				"a tab or a carriage return get a leading ' so that spreadsheets do not run them."}},
 
-		{path: "calls list", synopsis: "[--since DUR] [--member M]", summary: "list recorded calls, newest first",
+		{path: "calls list", summary: "list recorded calls, newest first",
 			tenant: tenantRequired, setup: setupCallsList},
 		{path: "calls show", args: []string{"CALL_ID"}, summary: "show one call with every attempt",
-			tenant: tenantRequired, setup: plain((*call).callShow)},
+			tenant: tenantRequired, setup: plain((*call).callShow),
+			notes: []string{"Attempt outcomes are answered, failed_over, failed and skipped (R-SEE-2); call outcomes answered, failed, " +
+				"unknown, refused and cancelled; failure kinds as the edge names them (rate_limited, quota_spent, server_error, transport, " +
+				"key_refused, timeout, …)."}},
 
 		{path: "edges list", summary: "list the edges heard from", tenant: tenantOptional,
 			setup: plain((*call).edgesList)},
@@ -95,8 +119,8 @@ func (a *app) commands() []*command {
 }
 
 // plain is the setup of a command without flags of its own: m runs it.
-func plain(m func(*call, context.Context) error) func(*flag.FlagSet) runFunc {
-	return func(*flag.FlagSet) runFunc {
+func plain(m func(*call, context.Context) error) func(*flagSet) runFunc {
+	return func(*flagSet) runFunc {
 		return func(ctx context.Context, c *call) error { return m(c, ctx) }
 	}
 }

@@ -140,6 +140,10 @@ type listFlag struct {
 // String implements flag.Value.
 func (l *listFlag) String() string { return strings.Join(l.vals, ",") }
 
+// repeatable reports that the flag may be given again to add values; a
+// comma-separated list flag is shown as one "M,M…" value instead.
+func (l *listFlag) repeatable() bool { return !l.split }
+
 // Set implements flag.Value.
 func (l *listFlag) Set(s string) error {
 	if s == "" {
@@ -183,6 +187,9 @@ func (f *kvFlag) String() string {
 	}
 	return b.String()
 }
+
+// repeatable reports that the flag may be given again to add pairs.
+func (f *kvFlag) repeatable() bool { return true }
 
 // Set implements flag.Value.
 func (f *kvFlag) Set(s string) error {

@@ -207,7 +207,7 @@ func TestHelpExitsZero(t *testing.T) {
 		"--weight", "--order", "--price", "--rpm", "--input-tpm", "--output-tpm", "--model", "--account", "--auth-kind",
 		"--auth-header", "--aws-service", "--aws-region", "--access-key-secret", "--token-url", "--client-id",
 		"--client-secret-secret", "--record-member", "--tenant", "--output"} {
-		if !strings.Contains(r.stdout, "  "+fl+"\n") {
+		if !strings.Contains(r.stdout, "\n  "+fl+"\n") && !strings.Contains(r.stdout, "\n  "+fl+" ") {
 			t.Errorf("pool add help lacks %s", fl)
 		}
 	}

@@ -29,6 +29,9 @@ func (f *priceFlag) String() string {
 	return strings.Join(parts, ",")
 }
 
+// repeatable reports that the flag may be given again, once per model.
+func (f *priceFlag) repeatable() bool { return true }
+
 // Set implements flag.Value.
 func (f *priceFlag) Set(s string) error {
 	if s == "" {

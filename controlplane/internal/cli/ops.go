@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -21,10 +20,10 @@ import (
 )
 
 // setupBudgetSet registers the flags of `weir budget set`.
-func setupBudgetSet(fs *flag.FlagSet) runFunc {
-	limit := fs.String("limit", "", "limit per period in dollars, e.g. 250 or 12.5 (at most 9 decimal places)")
-	period := fs.String("period", "", "day, month (calendar, UTC) or total")
-	key := fs.String("key", "", "limit only this API key's calls (default: the whole tenant)")
+func setupBudgetSet(fs *flagSet) runFunc {
+	limit := fs.String("limit", "", "limit per period in dollars (`USD`), e.g. 250 or 12.5 (at most 9 decimal places)")
+	period := fs.String("period", "", "`day|month|total`: the budget's period (day and month are calendar periods in UTC)")
+	key := fs.String("key", "", "limit only the calls of the API key named `KEYNAME` (default: the whole tenant)")
 	return func(ctx context.Context, c *call) error {
 		if *limit == "" || *period == "" {
 			return c.usagef("--limit and --period are required")
@@ -144,10 +143,10 @@ func parseDate(s string, end bool) (time.Time, error) {
 }
 
 // setupUsageExport registers the flags of `weir usage export`.
-func setupUsageExport(fs *flag.FlagSet) runFunc {
-	from := fs.String("from", "", "first day (YYYY-MM-DD, UTC) or instant (RFC 3339), inclusive (default: the first day of this month, UTC)")
-	to := fs.String("to", "", "last day (YYYY-MM-DD, included) or instant (RFC 3339, exclusive) (default: now)")
-	format := fs.String("format", "", "csv or json (default csv, or json with --output json)")
+func setupUsageExport(fs *flagSet) runFunc {
+	from := fs.String("from", "", "first day (`DATE` as YYYY-MM-DD, UTC) or instant (RFC 3339), inclusive (default: the first day of this month, UTC)")
+	to := fs.String("to", "", "last day (`DATE` as YYYY-MM-DD, included) or instant (RFC 3339, exclusive) (default: now)")
+	format := fs.String("format", "", "`csv|json`: the file format (default csv, or json with --output json)")
 	return func(ctx context.Context, c *call) error {
 		// With neither flag, the export is this month so far (DESIGN §3).
 		now := time.Now().UTC()
@@ -205,13 +204,13 @@ func setupUsageExport(fs *flag.FlagSet) runFunc {
 }
 
 // setupCallsList registers the flags of `weir calls list`.
-func setupCallsList(fs *flag.FlagSet) runFunc {
+func setupCallsList(fs *flagSet) runFunc {
 	since := &durFlag{}
-	fs.Var(since, "since", "only calls that started within this long, e.g. 15m or 24h")
-	member := fs.String("member", "", `only calls with an attempt on a member of this name ("primary" for plain records)`)
-	record := fs.String("record", "", "only calls with an attempt on this record")
+	fs.Var(since, "since", "only calls that started within this long (`DUR`), e.g. 15m or 24h")
+	member := fs.String("member", "", "only calls with an attempt on the member named `M` (\"primary\" for plain records)")
+	record := fs.String("record", "", "only calls with an attempt on the provider `RECORD`")
 	limit := &intFlag[int64]{v: 100, min: 0, max: 1 << 30}
-	fs.Var(limit, "limit", "list at most this many calls, newest first (0: all)")
+	fs.Var(limit, "limit", "list at most `N` calls, newest first (0: all)")
 	return func(ctx context.Context, c *call) error {
 		req := &adminv1.ListCallsRequest{Tenant: c.tenant, Member: *member, Record: *record}
 		if c.given["since"] && !since.empty {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 )
 
 // setupProviderCreate registers the flags of `weir provider create`.
-func setupProviderCreate(fs *flag.FlagSet) runFunc {
+func setupProviderCreate(fs *flagSet) runFunc {
 	s := &specFlags{kind: recordCreate}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {
@@ -53,7 +52,7 @@ func setupProviderCreate(fs *flag.FlagSet) runFunc {
 // setupProviderSet registers the flags of `weir provider set`: those of
 // create, each changing only its own field (the update mask names exactly
 // the flags given).
-func setupProviderSet(fs *flag.FlagSet) runFunc {
+func setupProviderSet(fs *flagSet) runFunc {
 	s := &specFlags{kind: recordSet}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {
@@ -148,9 +147,9 @@ func (c *call) providerDelete(ctx context.Context) error {
 // setupShare registers `weir provider share|unshare RECORD --tenant T`. Here
 // --tenant names the tenant to share with, not a scope: the record is always
 // a managed one.
-func setupShare(share bool) func(fs *flag.FlagSet) runFunc {
-	return func(fs *flag.FlagSet) runFunc {
-		tenant := fs.String("tenant", "", "the tenant to share the managed record with (required)")
+func setupShare(share bool) func(fs *flagSet) runFunc {
+	return func(fs *flagSet) runFunc {
+		tenant := fs.String("tenant", "", "tenant name `T` to share the managed record with, or stop sharing it with")
 		return func(ctx context.Context, c *call) error {
 			if *tenant == "" {
 				return c.usagef("--tenant is required")
@@ -194,7 +193,7 @@ func setupShare(share bool) func(fs *flag.FlagSet) runFunc {
 // such a flag is given, the record is looked up first; on an existing record
 // those flags are a usage error (use `provider set`), and --models is the
 // member's subset of the record's models.
-func setupPoolAdd(fs *flag.FlagSet) runFunc {
+func setupPoolAdd(fs *flagSet) runFunc {
 	s := &specFlags{kind: memberAdd}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {
@@ -248,7 +247,7 @@ func setupPoolAdd(fs *flag.FlagSet) runFunc {
 // setupPoolSet registers the flags of `weir provider pool set`: each flag
 // given changes its field only (the update mask), --off and --on switch the
 // member.
-func setupPoolSet(fs *flag.FlagSet) runFunc {
+func setupPoolSet(fs *flagSet) runFunc {
 	s := &specFlags{kind: memberSet}
 	s.register(fs)
 	return func(ctx context.Context, c *call) error {

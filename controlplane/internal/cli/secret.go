@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +17,9 @@ import (
 const maxSecretBytes = 64 << 10
 
 // setupSecretSet registers the flags of `weir secret set`.
-func setupSecretSet(fs *flag.FlagSet) runFunc {
+func setupSecretSet(fs *flagSet) runFunc {
 	hosts := &listFlag{check: checkHost}
-	fs.Var(hosts, "host", "host name or name:port the secret may be sent to (repeatable, at least one)")
+	fs.Var(hosts, "host", "`HOST` name or name:port the secret may be sent to (repeatable, at least one)")
 	return func(ctx context.Context, c *call) error {
 		if len(hosts.vals) == 0 {
 			return c.usagef("at least one --host is required")

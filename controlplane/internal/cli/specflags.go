@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"net/url"
@@ -89,7 +88,7 @@ func recordOnlyFlags() []string {
 }
 
 // register adds the flags of s.kind to fs.
-func (s *specFlags) register(fs *flag.FlagSet) {
+func (s *specFlags) register(fs *flagSet) {
 	// Bounds are those of the field types, except where the API documents
 	// a range (weight, order); the server validates the rest.
 	s.rpm = intFlag[int64]{max: math.MaxInt64}
@@ -113,17 +112,17 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	s.allowRegions.check = func(r string) error { return checkRegion(r, true) }
 
 	member := s.kind == memberAdd || s.kind == memberSet
-	fs.StringVar(&s.preset, "preset", "", "preset: "+orList(words.All[adminv1.Preset]()))
-	fs.StringVar(&s.baseURL, "base-url", "", "endpoint URL (https; http only to loopback or on internal records)")
+	fs.StringVar(&s.preset, "preset", "", "`"+strings.Join(words.All[adminv1.Preset](), "|")+"`: the preset, which sets the wire format and auth defaults")
+	fs.StringVar(&s.baseURL, "base-url", "", "endpoint `URL` (https; http only to loopback or on internal records)")
 	if member {
-		fs.Var(&s.models, "models", "models M,M… (a member: the subset it serves; pool add creating the record: the record's models)")
+		fs.Var(&s.models, "models", "models `M,M…` (a member: the subset of the record's models it serves; pool add creating the record: the record's models)")
 	} else {
-		fs.Var(&s.models, "models", "model names callers use, M,M… (repeatable)")
+		fs.Var(&s.models, "models", "model names callers use, `M,M…` (repeatable)")
 	}
-	fs.StringVar(&s.keySec, "key-secret", "", "name of the secret holding the API key")
-	fs.StringVar(&s.region, "region", "", "region name, e.g. eu-north")
+	fs.StringVar(&s.keySec, "key-secret", "", "name of the secret `S` holding the API key")
+	fs.StringVar(&s.region, "region", "", "region name `R`, e.g. eu-north")
 	fs.BoolVar(&s.retains, "retains-data", false, "the provider retains request data (=false to say it does not)")
-	fs.Var(&s.tags, "tag", "tag K=V matched by data rules (repeatable)")
+	fs.Var(&s.tags, "tag", "tag `K=V` matched by data rules (repeatable)")
 	if member {
 		fs.Var(&s.prices, "price", "`M=IN,OUT[,CR[,CW]]`: the member's price of model M in dollars per million tokens: input, output, "+
 			"cache read, cache write (repeatable). A part left empty (M=,,0.3) is the record's. The price the member ends up with must be whole "+
@@ -135,35 +134,35 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 			"on the anthropic and bedrock wire formats, CW. A pool's members may complete it with their own. Write 0 for a part the "+
 			"provider does not charge")
 	}
-	fs.Var(&s.rpm, "rpm", "declared requests per minute (R-HEAD-2)")
-	fs.Var(&s.inTPM, "input-tpm", "declared input tokens per minute")
-	fs.Var(&s.outTPM, "output-tpm", "declared output tokens per minute")
-	fs.StringVar(&s.authKind, "auth-kind", "", "auth kind: "+orList(words.All[configv1.AuthKind]()))
-	fs.StringVar(&s.authHeader, "auth-header", "", "header of an API key, e.g. api-key, x-api-key, authorization")
-	fs.StringVar(&s.awsService, "aws-service", "", "SigV4 service, e.g. bedrock")
-	fs.StringVar(&s.awsRegion, "aws-region", "", "SigV4 signing region, e.g. eu-north-1")
-	fs.StringVar(&s.accessKeySec, "access-key-secret", "", "name of the secret holding ACCESS_KEY_ID:SECRET_ACCESS_KEY (SigV4)")
-	fs.StringVar(&s.tokenURL, "token-url", "", "OAuth2 token URL")
-	fs.StringVar(&s.clientID, "client-id", "", "OAuth2 client id")
-	fs.StringVar(&s.clientSecSec, "client-secret-secret", "", "name of the secret holding the OAuth2 client secret")
+	fs.Var(&s.rpm, "rpm", "declared requests per minute (`N`, R-HEAD-2)")
+	fs.Var(&s.inTPM, "input-tpm", "declared input tokens per minute (`N`)")
+	fs.Var(&s.outTPM, "output-tpm", "declared output tokens per minute (`N`)")
+	fs.StringVar(&s.authKind, "auth-kind", "", "`"+strings.Join(words.All[configv1.AuthKind](), "|")+"`: how the edge authenticates to the endpoint (default: the preset's)")
+	fs.StringVar(&s.authHeader, "auth-header", "", "header `NAME` of an API key, e.g. api-key, x-api-key, authorization")
+	fs.StringVar(&s.awsService, "aws-service", "", "SigV4 service `S`, e.g. bedrock")
+	fs.StringVar(&s.awsRegion, "aws-region", "", "SigV4 signing region `R`, e.g. eu-north-1")
+	fs.StringVar(&s.accessKeySec, "access-key-secret", "", "name of the secret `S` holding ACCESS_KEY_ID:SECRET_ACCESS_KEY (SigV4)")
+	fs.StringVar(&s.tokenURL, "token-url", "", "OAuth2 token `URL`")
+	fs.StringVar(&s.clientID, "client-id", "", "OAuth2 client `ID`")
+	fs.StringVar(&s.clientSecSec, "client-secret-secret", "", "name of the secret `S` holding the OAuth2 client secret")
 	if s.kind != memberSet {
-		fs.Var(&s.allowRegions, "allow-region", "allowed member region or glob such as eu-* (repeatable, R-ELIG-3)")
-		fs.Var(&s.maxAttempts, "max-attempts", "most attempts per call (R-FAIL-13; default 8)")
-		fs.Var(&s.maxWait, "max-wait", "how long a call may wait for a cooling member, e.g. 10s (R-END-1)")
-		fs.Var(&s.attemptDL, "attempt-deadline", "deadline for an attempt's response headers, e.g. 60s (0s disables)")
-		fs.Var(&s.rlHeaders, "rate-limit-header", "DIM=NAME: header NAME carries DIM, e.g. tokens-remaining=x-rl-tokens (repeatable)")
-		fs.Var(&s.defMaxOut, "default-max-output", "output cap for budget reservations (default 4096)")
-		fs.Var(&s.priority, "priority", "orders records of equal price; higher first")
+		fs.Var(&s.allowRegions, "allow-region", "allowed member region `R`, or a glob such as eu-* (repeatable, R-ELIG-3)")
+		fs.Var(&s.maxAttempts, "max-attempts", "at most `N` attempts per call (R-FAIL-13; 0: the default, 8)")
+		fs.Var(&s.maxWait, "max-wait", "how long (`DUR`) a call may wait for a cooling member, e.g. 10s (R-END-1)")
+		fs.Var(&s.attemptDL, "attempt-deadline", "deadline (`DUR`) for an attempt's response headers, e.g. 60s (0s disables; default 120s)")
+		fs.Var(&s.rlHeaders, "rate-limit-header", "`DIM=NAME`: header NAME carries DIM, one of {requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}, e.g. tokens-remaining=x-rl-tokens (repeatable)")
+		fs.Var(&s.defMaxOut, "default-max-output", "output cap `N` for budget reservations and translated calls without one (0: the default, 4096)")
+		fs.Var(&s.priority, "priority", "priority `N` among records of equal price; higher first")
 		fs.BoolVar(&s.internal, "internal", false, "allow plain http to private addresses (cluster admins)")
 	}
 	if member {
-		fs.Var(&s.weight, "weight", "share of traffic, 1-10000 (default 1)")
-		fs.Var(&s.order, "order", "tier, 1-100: higher tiers are tried when lower ones cannot serve (default 1)")
-		fs.Var(&s.modelMap, "model", "CALLER=MEMBER: send model CALLER upstream as MEMBER, e.g. an Azure deployment (repeatable)")
-		fs.StringVar(&s.account, "account", "", "capacity account the member shares with others (R-ORDER-4)")
+		fs.Var(&s.weight, "weight", "share `W` of traffic, 1-10000 (0: the default, 1)")
+		fs.Var(&s.order, "order", "tier `N`, 1-100: higher tiers are tried when lower ones cannot serve (0: the default, 1)")
+		fs.Var(&s.modelMap, "model", "`CALLER=MEMBER`: send model CALLER upstream as MEMBER, e.g. an Azure deployment (repeatable)")
+		fs.StringVar(&s.account, "account", "", "capacity account `A` the member shares with others (R-ORDER-4)")
 	}
 	if s.kind == memberAdd {
-		fs.StringVar(&s.recordMember, "record-member", "", "name a plain record's own endpoint gets as a member (default primary)")
+		fs.StringVar(&s.recordMember, "record-member", "", "member `NAME` a plain record's own endpoint gets when it becomes a pool (default primary)")
 	}
 	if s.kind == memberSet {
 		fs.BoolVar(&s.off, "off", false, "take the member out of every call (R-ELIG-1)")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -15,10 +14,10 @@ import (
 )
 
 // setupLogin registers the flags of `weir login`.
-func setupLogin(fs *flag.FlagSet) runFunc {
-	url := fs.String("url", "", "admin API base URL, e.g. https://weir.example.com (default $WEIR_URL)")
-	token := fs.String("token", "", "admin bearer token (default $WEIR_TOKEN, which keeps it out of the process list)")
-	tenant := fs.String("tenant", "", "default tenant of tenant-scoped commands")
+func setupLogin(fs *flagSet) runFunc {
+	url := fs.String("url", "", "`URL` of the admin API, e.g. https://weir.example.com (default $WEIR_URL)")
+	token := fs.String("token", "", "admin bearer `TOKEN` (default $WEIR_TOKEN, which keeps it out of the process list)")
+	tenant := fs.String("tenant", "", "tenant name `T` saved as the default of tenant-scoped commands")
 	return func(ctx context.Context, c *call) error { return c.login(ctx, *url, *token, *tenant) }
 }
 
@@ -165,12 +164,12 @@ func yesNo(b bool) string {
 }
 
 // setupRulesSet registers the flags of `weir tenant rules set`.
-func setupRulesSet(fs *flag.FlagSet) runFunc {
+func setupRulesSet(fs *flagSet) runFunc {
 	regions := &listFlag{check: func(s string) error { return checkRegion(s, true) }}
 	tags := &kvFlag{want: "K=V", check: checkTag}
-	fs.Var(regions, "allow-region", "allowed region or glob such as eu-* (repeatable; none: any region)")
+	fs.Var(regions, "allow-region", "allowed region `R`, or a glob such as eu-* (repeatable; none: any region)")
 	noRetained := fs.Bool("no-retained-data", false, "refuse members that retain data")
-	fs.Var(tags, "require-tag", "tag K=V every member must carry (repeatable)")
+	fs.Var(tags, "require-tag", "tag `K=V` every member must carry (repeatable)")
 	return func(ctx context.Context, c *call) error {
 		api, err := c.api()
 		if err != nil {
@@ -195,13 +194,13 @@ func setupRulesSet(fs *flag.FlagSet) runFunc {
 }
 
 // setupKeyCreate registers the flags of `weir key create`.
-func setupKeyCreate(fs *flag.FlagSet) runFunc {
+func setupKeyCreate(fs *flagSet) runFunc {
 	models := &listFlag{}
 	records := &listFlag{check: func(s string) error { return checkName("record", s) }}
 	regions := &listFlag{check: func(s string) error { return checkRegion(s, true) }}
-	fs.Var(models, "allow-model", `model the key may call, or "record/model" (repeatable; none: every model)`)
-	fs.Var(records, "allow-provider", "provider record the key may use (repeatable; none: every record)")
-	fs.Var(regions, "region", "region or glob the key's calls are narrowed to (repeatable)")
+	fs.Var(models, "allow-model", "model `M` the key may call, or \"record/model\" (repeatable; none: every model)")
+	fs.Var(records, "allow-provider", "provider `RECORD` the key may use (repeatable; none: every record)")
+	fs.Var(regions, "region", "region `R` or glob the key's calls are narrowed to (repeatable)")
 	return func(ctx context.Context, c *call) error {
 		api, err := c.api()
 		if err != nil {
