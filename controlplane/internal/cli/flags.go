@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -32,13 +33,29 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// badValue matches the flag package's message for a value its flag refused.
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): `)
+
 // dashDash rewrites the flag package's messages, which name flags with one
-// dash, to the two-dash spelling this CLI documents.
+// dash, to the two-dash spelling this CLI documents, and a refused value as
+// the CLI's words: `--price gpt=abc: amount "abc" is not …`, the value
+// given once.
 func dashDash(err error) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return err
 	}
 	msg := err.Error()
+	if m := badValue.FindStringSubmatchIndex(msg); m != nil {
+		v, uerr := strconv.Unquote(msg[m[2]:m[3]])
+		if uerr != nil {
+			v = msg[m[2]:m[3]]
+		}
+		why := msg[m[1]:]
+		if why == "parse error" { // a boolean flag's value
+			why = "want true or false"
+		}
+		return errors.New("--" + msg[m[4]:m[5]] + " " + v + ": " + why)
+	}
 	msg = strings.Replace(msg, "flag -", "flag --", 1)
 	msg = strings.Replace(msg, "defined: -", "defined: --", 1)
 	msg = strings.Replace(msg, "argument: -", "argument: --", 1)
@@ -156,7 +173,7 @@ func (l *listFlag) Set(s string) error {
 	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		if p == "" {
-			return fmt.Errorf("empty item in %q", s)
+			return fmt.Errorf("empty item in the list")
 		}
 		if l.check != nil {
 			if err := l.check(p); err != nil {
@@ -198,7 +215,7 @@ func (f *kvFlag) Set(s string) error {
 	}
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" || v == "" {
-		return fmt.Errorf("want %s, got %q", f.want, s)
+		return fmt.Errorf("want %s", f.want)
 	}
 	if f.check != nil {
 		if err := f.check(k, v); err != nil {

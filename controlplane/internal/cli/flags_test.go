@@ -123,15 +123,16 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"provider", "pool", "add", "r", "m", "--base-url", "https://x", "--weight", "0"}, "--weight: must be 1-10000"},
-		{[]string{"provider", "pool", "add", "r", "m", "--weight", "ten"}, "--weight: not an integer"},
-		{[]string{"provider", "pool", "add", "r", "m", "--order", "101"}, "--order: must be 1-100"},
-		{[]string{"provider", "pool", "add", "r", "m", "--price", "gpt=abc"}, "not a decimal"},
+		{[]string{"provider", "pool", "add", "r", "m", "--base-url", "https://x", "--weight", "0"}, "--weight 0: must be 1-10000"},
+		{[]string{"provider", "pool", "add", "r", "m", "--weight", "ten"}, "--weight ten: not an integer"},
+		{[]string{"provider", "pool", "add", "r", "m", "--order", "101"}, "--order 101: must be 1-100"},
+		{[]string{"provider", "pool", "add", "r", "m", "--price", "gpt=abc"}, `--price gpt=abc: amount "abc" is not a decimal`},
 		{[]string{"provider", "pool", "add", "r", "m", "--price", "gpt=0.0000001,1"}, "more than 6 decimal places"},
 		{[]string{"provider", "pool", "add", "r", "m", "--price", "gpt=1,2", "--price", "gpt=3,4"}, `"gpt" priced twice`},
-		{[]string{"provider", "pool", "add", "r", "m", "--tag", "novalue"}, "want K=V"},
+		{[]string{"provider", "pool", "add", "r", "m", "--retains-data=maybe"}, "--retains-data maybe: want true or false"},
+		{[]string{"provider", "pool", "add", "r", "m", "--tag", "novalue"}, "--tag novalue: want K=V"},
 		{[]string{"provider", "pool", "add", "r", "m", "--tag", "a=1", "--tag", "a=2"}, `"a" given twice`},
-		{[]string{"provider", "pool", "add", "r", "m", "--model", "gpt"}, "want CALLER=MEMBER"},
+		{[]string{"provider", "pool", "add", "r", "m", "--model", "gpt"}, "--model gpt: want CALLER=MEMBER"},
 		{[]string{"provider", "pool", "add", "r", "m", "--auth-kind", "magic"}, "--auth-kind: want api-key"},
 		{[]string{"provider", "pool", "add", "r", "m", "--preset", "azure"}, "--preset: want openai"},
 		{[]string{"provider", "pool", "add", "r", "m", "--region", "eu north"}, "invalid region"},
@@ -143,7 +144,7 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		{[]string{"provider", "pool", "set", "r", "m", "--off", "--on"}, "--off and --on exclude each other"},
 		{[]string{"provider", "pool", "set", "r", "m"}, "nothing to change"},
 		{[]string{"provider", "pool", "set", "r", "m", "--record-member", "x"}, "not defined: --record-member"},
-		{[]string{"provider", "create", "r", "--preset", "openai", "--max-wait", "5"}, "--max-wait: want a Go duration"},
+		{[]string{"provider", "create", "r", "--preset", "openai", "--max-wait", "5"}, "--max-wait 5: want a Go duration"},
 		{[]string{"provider", "create", "r", "--preset", "openai", "--max-wait", "-5s"}, "must not be negative"},
 		{[]string{"provider", "create", "r", "--preset", "openai", "--rate-limit-header", "foo=x"}, "unknown rate-limit dimension"},
 		{[]string{"provider", "create", "r", "--base-url", "https://x"}, "--preset is required"},
@@ -164,9 +165,9 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		{[]string{"usage", "export", "--from", "2026-13-01", "--to", "2026-01-31"}, "--from: want YYYY-MM-DD"},
 		{[]string{"usage", "export", "--from", "2026-02-01", "--to", "2026-01-31"}, "--from must be before --to"},
 		{[]string{"usage", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--format", "xml"}, "--format: want csv or json"},
-		{[]string{"calls", "list", "--tenant", "acme", "--since", "yesterday"}, "--since: want a Go duration"},
-		{[]string{"tenant", "list", "--output", "yaml"}, "--output: want table or json"},
-		{[]string{"--output", "yaml", "tenant", "list"}, "--output: want table or json"},
+		{[]string{"calls", "list", "--tenant", "acme", "--since", "yesterday"}, "--since yesterday: want a Go duration"},
+		{[]string{"tenant", "list", "--output", "yaml"}, "--output yaml: want table or json"},
+		{[]string{"--output", "yaml", "tenant", "list"}, "--output yaml: want table or json"},
 		{[]string{"login", "--url", "ftp://x", "--token", "t"}, "invalid URL"},
 		{[]string{"tenant", "frobnicate"}, "unknown command"},
 		{[]string{"provider"}, "needs a subcommand"},
@@ -209,6 +210,29 @@ func TestHelpExitsZero(t *testing.T) {
 		"--client-secret-secret", "--record-member", "--tenant", "--output"} {
 		if !strings.Contains(r.stdout, "\n  "+fl+"\n") && !strings.Contains(r.stdout, "\n  "+fl+" ") {
 			t.Errorf("pool add help lacks %s", fl)
+		}
+	}
+}
+
+// TestRefusedValueSaidOnce checks that a value a flag refuses is reported in
+// the CLI's words, "--flag VALUE: why", with the value given once.
+func TestRefusedValueSaidOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "", "")
+	for _, tt := range []struct {
+		args  []string
+		value string
+		want  string
+	}{
+		{[]string{"--price", "claude-x=3,abc"}, "claude-x=3,abc", `error: --price claude-x=3,abc: amount "abc" is not a decimal number of dollars such as 2.75` + "\n"},
+		{[]string{"--price", "claude-x"}, "claude-x", "error: --price claude-x: want M=IN,OUT[,CR[,CW]] in dollars per million tokens\n"},
+		{[]string{"--price", "claude-x=1,2,3,4,5"}, "claude-x=1,2,3,4,5", "error: --price claude-x=1,2,3,4,5: at most 4 amounts (input, output, cache read, cache write)\n"},
+		{[]string{"--tag", "team"}, "team", "error: --tag team: want K=V\n"},
+	} {
+		r := e.run(t, nil, append([]string{"provider", "pool", "add", "r", "m"}, tt.args...)...)
+		first, _, _ := strings.Cut(r.stderr, "usage: ")
+		if r.code != exitUsage || first != tt.want || strings.Count(first, tt.value) != 1 {
+			t.Errorf("%v: exit %d, stderr starts %q, want %q", tt.args, r.code, first, tt.want)
 		}
 	}
 }

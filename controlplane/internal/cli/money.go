@@ -56,11 +56,11 @@ func (f *priceFlag) Set(s string) error {
 func parsePrice(s string) (*configv1.Price, error) {
 	model, amounts, ok := strings.Cut(s, "=")
 	if !ok || model == "" || amounts == "" {
-		return nil, fmt.Errorf("want MODEL=IN,OUT[,CR[,CW]] in dollars per million tokens, got %q", s)
+		return nil, fmt.Errorf("want M=IN,OUT[,CR[,CW]] in dollars per million tokens")
 	}
 	parts := strings.Split(amounts, ",")
 	if len(parts) > 4 {
-		return nil, fmt.Errorf("price %q: at most 4 amounts (input, output, cache read, cache write)", s)
+		return nil, fmt.Errorf("at most 4 amounts (input, output, cache read, cache write)")
 	}
 	p := &configv1.Price{Model: model}
 	slots := []**int64{&p.InputMicros, &p.OutputMicros, &p.CacheReadMicros, &p.CacheWriteMicros}
@@ -71,13 +71,13 @@ func parsePrice(s string) (*configv1.Price, error) {
 		}
 		n, err := money.ParseMicros(part)
 		if err != nil {
-			return nil, fmt.Errorf("price %q: %w", s, err)
+			return nil, err
 		}
 		*slots[i] = &n
 		given = true
 	}
 	if !given {
-		return nil, fmt.Errorf("price %q gives no amount", s)
+		return nil, fmt.Errorf("gives no amount")
 	}
 	return p, nil
 }
