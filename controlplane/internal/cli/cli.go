@@ -3,9 +3,14 @@
 // contract that scripts outside this repository drive:
 //
 //   - exit 0 on success, 1 when a request was refused or failed (the error and
-//     every validation problem printed on stderr), 2 on bad usage (a short
-//     usage line on stderr);
-//   - human tables on stdout by default, `--output json` on every command;
+//     every validation problem printed once on stderr, named by the flag that
+//     set it), 2 on bad usage (the command's usage line on stderr);
+//   - human tables on stdout by default, `--output json` on every command,
+//     with every enum as the word people read (package words), never a
+//     protobuf enum name;
+//   - usage lines, `-h` and docs/cli.md are generated from the command table
+//     (commands.go) and the flags each command registers (usage.go, docs.go),
+//     so they list every flag;
 //   - warnings returned with a change printed on stderr as "warning: …";
 //   - secret values are read from stdin only and never printed.
 //

@@ -33,9 +33,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// badValue matches the flag package's message for a value its flag refused.
-var badValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): `)
-
 // dashDash rewrites the flag package's messages, which name flags with one
 // dash, to the two-dash spelling this CLI documents, and a refused value as
 // the CLI's words: `--price gpt=abc: amount "abc" is not …`, the value
@@ -45,6 +42,8 @@ func dashDash(err error) error {
 		return err
 	}
 	msg := err.Error()
+	// The flag package's message for a value its flag refused.
+	badValue := regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): `)
 	if m := badValue.FindStringSubmatchIndex(msg); m != nil {
 		v, uerr := strconv.Unquote(msg[m[2]:m[3]])
 		if uerr != nil {

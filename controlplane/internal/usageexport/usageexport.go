@@ -53,8 +53,9 @@ const (
 // Columns returns the field names of both formats, in order: the CSV
 // header and the keys of each JSON object.
 func Columns() []string {
-	cols := make([]string, len(fields))
-	for i, f := range fields {
+	fs := fields()
+	cols := make([]string, len(fs))
+	for i, f := range fs {
 		cols[i] = f.name
 	}
 	return cols
@@ -77,37 +78,42 @@ type field struct {
 	value func(r *adminv1.UsageRow) string
 }
 
-// fields are the fields of a row in order. Every value is the field's
+// fields returns the fields of a row in order. Every value is the field's
 // exact text: integers and amounts in decimal, booleans as true or false.
-var fields = []field{
-	{"bucket_start", text, func(r *adminv1.UsageRow) string {
-		if r.GetBucketStart() == nil {
-			return ""
-		}
-		return r.GetBucketStart().AsTime().UTC().Format(time.RFC3339)
-	}},
-	{"call_id", text, (*adminv1.UsageRow).GetCallId},
-	{"tenant", text, (*adminv1.UsageRow).GetTenant},
-	{"key", text, (*adminv1.UsageRow).GetKey},
-	{"record", text, (*adminv1.UsageRow).GetRecord},
-	{"member", text, (*adminv1.UsageRow).GetMember},
-	{"managed", boolean, func(r *adminv1.UsageRow) string { return strconv.FormatBool(r.GetManaged()) }},
-	{"model", text, (*adminv1.UsageRow).GetModel},
-	{"calls", integer, func(r *adminv1.UsageRow) string { return count(r.GetCalls()) }},
-	{"failed_calls", integer, func(r *adminv1.UsageRow) string { return count(r.GetFailedCalls()) }},
-	{"input_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetInputTokens()) }},
-	{"output_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetOutputTokens()) }},
-	{"cache_read_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetCacheReadTokens()) }},
-	{"cache_write_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetCacheWriteTokens()) }},
-	{"cost_usd", dollars, func(r *adminv1.UsageRow) string { return money.FormatNanos(r.GetCostNanos()) }},
-	{"estimated_cost_usd", dollars, func(r *adminv1.UsageRow) string { return money.FormatNanos(r.GetEstimatedCostNanos()) }},
+func fields() []field {
+	return []field{
+		{"bucket_start", text, func(r *adminv1.UsageRow) string {
+			if r.GetBucketStart() == nil {
+				return ""
+			}
+			return r.GetBucketStart().AsTime().UTC().Format(time.RFC3339)
+		}},
+		{"call_id", text, (*adminv1.UsageRow).GetCallId},
+		{"tenant", text, (*adminv1.UsageRow).GetTenant},
+		{"key", text, (*adminv1.UsageRow).GetKey},
+		{"record", text, (*adminv1.UsageRow).GetRecord},
+		{"member", text, (*adminv1.UsageRow).GetMember},
+		{"managed", boolean, func(r *adminv1.UsageRow) string { return strconv.FormatBool(r.GetManaged()) }},
+		{"model", text, (*adminv1.UsageRow).GetModel},
+		{"calls", integer, func(r *adminv1.UsageRow) string { return count(r.GetCalls()) }},
+		{"failed_calls", integer, func(r *adminv1.UsageRow) string { return count(r.GetFailedCalls()) }},
+		{"input_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetInputTokens()) }},
+		{"output_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetOutputTokens()) }},
+		{"cache_read_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetCacheReadTokens()) }},
+		{"cache_write_tokens", integer, func(r *adminv1.UsageRow) string { return count(r.GetCacheWriteTokens()) }},
+		{"cost_usd", dollars, func(r *adminv1.UsageRow) string { return money.FormatNanos(r.GetCostNanos()) }},
+		{"estimated_cost_usd", dollars, func(r *adminv1.UsageRow) string { return money.FormatNanos(r.GetEstimatedCostNanos()) }},
+	}
 }
 
 // Record returns one row as the cells of a CSV line, text cells
 // neutralised.
-func Record(r *adminv1.UsageRow) []string {
-	out := make([]string, len(fields))
-	for i, f := range fields {
+func Record(r *adminv1.UsageRow) []string { return record(fields(), r) }
+
+// record is Record with the fields given.
+func record(fs []field, r *adminv1.UsageRow) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
 		v := f.value(r)
 		if f.kind == text {
 			v = Neutralise(v)
@@ -131,10 +137,10 @@ func Neutralise(s string) string {
 // Columns order. Numbers are written from their exact decimal text; that
 // text is checked to be a JSON number, so a malformed one is an error rather
 // than a corrupt file.
-func object(r *adminv1.UsageRow) ([]byte, error) {
+func object(fs []field, r *adminv1.UsageRow) ([]byte, error) {
 	var b strings.Builder
 	b.WriteByte('{')
-	for i, f := range fields {
+	for i, f := range fs {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -185,6 +191,7 @@ func count(n int64) string { return strconv.FormatInt(n, 10) }
 type Writer struct {
 	w       io.Writer
 	csv     *csv.Writer // nil for JSON
+	fields  []field
 	started bool
 	n       int // JSON elements written
 }
@@ -192,7 +199,7 @@ type Writer struct {
 // NewWriter returns a writer of format f to w; a Format other than CSV is
 // written as JSON.
 func NewWriter(w io.Writer, f Format) *Writer {
-	u := &Writer{w: w}
+	u := &Writer{w: w, fields: fields()}
 	if f == CSV {
 		u.csv = csv.NewWriter(w)
 	}
@@ -220,12 +227,12 @@ func (u *Writer) Rows(rows []*adminv1.UsageRow) error {
 	}
 	for _, r := range rows {
 		if u.csv != nil {
-			if err := u.csv.Write(Record(r)); err != nil {
+			if err := u.csv.Write(record(u.fields, r)); err != nil {
 				return fmt.Errorf("write csv: %w", err)
 			}
 			continue
 		}
-		b, err := object(r)
+		b, err := object(u.fields, r)
 		if err != nil {
 			return fmt.Errorf("encode json: %w", err)
 		}

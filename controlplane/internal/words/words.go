@@ -50,23 +50,40 @@ type spelling struct {
 	sep    string
 }
 
-// spellings are the enums people read, by full name. Enums not listed are
-// spelled by the default rule of Of.
-var spellings = map[protoreflect.FullName]spelling{
-	telemetryv1.AttemptOutcome(0).Descriptor().FullName(): {"ATTEMPT_OUTCOME_", "_"},
-	telemetryv1.CallOutcome(0).Descriptor().FullName():    {"CALL_OUTCOME_", "_"},
-	telemetryv1.FailureKind(0).Descriptor().FullName():    {"FAILURE_KIND_", "_"},
-	telemetryv1.Dimension(0).Descriptor().FullName():      {"DIMENSION_", "-"},
-	telemetryv1.HeadroomSource(0).Descriptor().FullName(): {"HEADROOM_SOURCE_", "-"},
-	configv1.WireFormat(0).Descriptor().FullName():        {"WIRE_FORMAT_", "-"},
-	configv1.AuthKind(0).Descriptor().FullName():          {"AUTH_KIND_", "-"},
-	configv1.ModelKind(0).Descriptor().FullName():         {"MODEL_KIND_", "-"},
-	configv1.BudgetPeriod(0).Descriptor().FullName():      {"BUDGET_PERIOD_", "-"},
-	adminv1.Preset(0).Descriptor().FullName():             {"PRESET_", "-"},
-	adminv1.RecordKind(0).Descriptor().FullName():         {"RECORD_KIND_", "-"},
-	adminv1.Role(0).Descriptor().FullName():               {"ROLE_", "-"},
-	adminv1.Severity(0).Descriptor().FullName():           {"SEVERITY_", "-"},
-	adminv1.UsageGranularity(0).Descriptor().FullName():   {"USAGE_GRANULARITY_", "-"},
+// spellingOf returns how the enums people read are spelled, by full name;
+// false for an enum not listed here (spelled by the default rule of Of).
+func spellingOf(name protoreflect.FullName) (spelling, bool) {
+	switch name {
+	case telemetryv1.AttemptOutcome(0).Descriptor().FullName():
+		return spelling{"ATTEMPT_OUTCOME_", "_"}, true
+	case telemetryv1.CallOutcome(0).Descriptor().FullName():
+		return spelling{"CALL_OUTCOME_", "_"}, true
+	case telemetryv1.FailureKind(0).Descriptor().FullName():
+		return spelling{"FAILURE_KIND_", "_"}, true
+	case telemetryv1.Dimension(0).Descriptor().FullName():
+		return spelling{"DIMENSION_", "-"}, true
+	case telemetryv1.HeadroomSource(0).Descriptor().FullName():
+		return spelling{"HEADROOM_SOURCE_", "-"}, true
+	case configv1.WireFormat(0).Descriptor().FullName():
+		return spelling{"WIRE_FORMAT_", "-"}, true
+	case configv1.AuthKind(0).Descriptor().FullName():
+		return spelling{"AUTH_KIND_", "-"}, true
+	case configv1.ModelKind(0).Descriptor().FullName():
+		return spelling{"MODEL_KIND_", "-"}, true
+	case configv1.BudgetPeriod(0).Descriptor().FullName():
+		return spelling{"BUDGET_PERIOD_", "-"}, true
+	case adminv1.Preset(0).Descriptor().FullName():
+		return spelling{"PRESET_", "-"}, true
+	case adminv1.RecordKind(0).Descriptor().FullName():
+		return spelling{"RECORD_KIND_", "-"}, true
+	case adminv1.Role(0).Descriptor().FullName():
+		return spelling{"ROLE_", "-"}, true
+	case adminv1.Severity(0).Descriptor().FullName():
+		return spelling{"SEVERITY_", "-"}, true
+	case adminv1.UsageGranularity(0).Descriptor().FullName():
+		return spelling{"USAGE_GRANULARITY_", "-"}, true
+	}
+	return spelling{}, false
 }
 
 // Of returns the word of any enum value: "" for the zero (unspecified)
@@ -83,7 +100,7 @@ func word(ed protoreflect.EnumDescriptor, n protoreflect.EnumNumber) string {
 	if n == 0 {
 		return ""
 	}
-	sp, ok := spellings[ed.FullName()]
+	sp, ok := spellingOf(ed.FullName())
 	if !ok {
 		sp = spelling{sep: "-"}
 		if z := ed.Values().ByNumber(0); z != nil {
