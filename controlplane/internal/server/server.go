@@ -7,14 +7,14 @@
 //
 //   - Config (DefaultConfig, Validate): listen address, database URL, dev
 //     mode, the var directory, NATS (URL, or the embedded server's address
-//     in dev mode).
+//     in dev mode), TLS certificate and key.
 //   - Deps and Handler(deps): every admin service (package admin, and the
 //     provider, pool and price services of package provider) behind
 //     auth.RequireToken (authentication before the body is read), the auth
 //     interceptor and a logging interceptor; grpc.health.v1 and
 //     grpc.reflection (unauthenticated).
 //   - Run(ctx, cfg, getenv, log): keys (master and edge; see secretbox),
-//     store (migrated), listen, distribution over
+//     store (migrated), listen (TLS when configured), distribution over
 //     NATS (package distrib; an embedded server in dev mode without
 //     NATS_URL), serve until ctx ends, then shut down gracefully.
 //   - Limits (DefaultMaxBodyBytes, DefaultBodyReadTimeout): body size and
@@ -46,6 +46,7 @@ import (
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/pgserver"
+	"weir.dev/listen"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 )
 
@@ -81,6 +82,10 @@ type Config struct {
 	// (WEIR_CONSOLE_SECURE_COOKIES). Requests over TLS get Secure cookies
 	// anyway.
 	SecureCookies bool
+	// TLS is the certificate and key the admin port serves TLS with
+	// (WEIR_CP_TLS_CERT, WEIR_CP_TLS_KEY), re-read when the files change
+	// (package weir.dev/listen). Empty: plain HTTP.
+	TLS listen.Files
 }
 
 // DefaultConfig returns the defaults.
@@ -108,6 +113,7 @@ func (c Config) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("the shutdown timeout must be positive"))
 	}
+	errs = append(errs, c.TLS.Validate())
 	return errors.Join(errs...)
 }
 
@@ -212,9 +218,14 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer st.Close()
-	ln, err := net.Listen("tcp", cfg.Listen)
+	raw, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	ln, err := listen.TLS(raw, cfg.TLS, log)
+	if err != nil {
+		_ = raw.Close()
+		return err
 	}
 	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, log)
 	if err != nil {
@@ -226,7 +237,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	if dist.commander != nil {
 		deps.Resetter, deps.Revoker = dist.commander, dist.commander
 	}
-	log.Info("admin API listening", "addr", ln.Addr().String(), "dev", cfg.Dev)
+	log.Info("admin API listening", "addr", ln.Addr().String(), "tls", cfg.TLS.Enabled(), "dev", cfg.Dev)
 	return Serve(ctx, ln, Handler(deps), log, cfg.ShutdownTimeout)
 }
 
