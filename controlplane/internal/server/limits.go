@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -70,33 +69,16 @@ func (l Limits) limitBodies(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
-		// Not every ResponseWriter has a connection to set a deadline on
-		// (the console's in-process calls do not); those bodies come from
-		// this process.
-		if err := rc.SetReadDeadline(time.Now().Add(l.BodyReadTimeout)); err == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-		}
+		// The deadline ends with the body: on HTTP/1.1, net/http lifts it
+		// when the body is done and it starts watching the connection for
+		// the client going away; on HTTP/2 it is the stream's body's alone.
+		// Either way a response may stream for as long as it needs
+		// (TestBodyDeadlineEndsWithTheBody). Not every ResponseWriter has
+		// a connection to set a deadline on: the console's in-process
+		// calls do not, and their bodies come from this process.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.BodyReadTimeout))
 		next.ServeHTTP(w, r)
 	})
-}
-
-// deadlineBody lifts the read deadline once the body is read to its end: on
-// HTTP/1.1 the server then watches the connection for the client going away
-// with the same deadline, and its expiry would cancel a response still
-// streaming.
-type deadlineBody struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	once sync.Once
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
-	}
-	return n, err
 }
 
 // errInflatedTooLarge ends the inflation of a message past the limit.
