@@ -20,11 +20,15 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"weir.dev/controlplane/internal/auth"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/server"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/pgtest"
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 )
 
 // limitsEnv is a control plane served by Serve on a loopback port.
@@ -299,5 +303,32 @@ func TestConsoleFormLimit(t *testing.T) {
 	got, _, _ := e.exchange(t, head, func(w io.Writer) error { _, err := io.WriteString(w, form); return err })
 	if got == nil || got.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("answer %v, want 413", got)
+	}
+}
+
+// TestLimitsOverGRPC: over gRPC (HTTP/2), a large message without a token
+// is refused as Unauthenticated, and with one as ResourceExhausted.
+func TestLimitsOverGRPC(t *testing.T) {
+	t.Parallel()
+	e := newLimitsEnv(t, server.Limits{})
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	big := &adminv1.CreateTenantRequest{Name: strings.Repeat("a", 2*server.DefaultMaxBodyBytes)}
+	for _, tc := range []struct {
+		name  string
+		token string
+		want  connect.Code
+	}{
+		{"unauthenticated", "", connect.CodeUnauthenticated},
+		{"authenticated", e.token, connect.CodeResourceExhausted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := &http.Client{Transport: bearer{tc.token, &http.Transport{Protocols: &h2c}}}
+			tenants := adminv1connect.NewTenantServiceClient(cl, "http://"+e.addr, connect.WithGRPC(), connect.WithSendGzip())
+			_, err := tenants.CreateTenant(context.Background(), connect.NewRequest(big))
+			if connect.CodeOf(err) != tc.want {
+				t.Errorf("CreateTenant = %v, want %v", err, tc.want)
+			}
+		})
 	}
 }
