@@ -29,6 +29,8 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"no master key", []string{"serve", "--database-url", "postgres://x"}, nil, exitFail, "WEIR_MASTER_KEY is not set"},
 		{"bad master key", []string{"serve"}, map[string]string{"DATABASE_URL": "postgres://x", "WEIR_MASTER_KEY": "short"}, exitFail, "WEIR_MASTER_KEY"},
 		{"help", []string{"bootstrap-admin", "-h"}, nil, exitOK, "-force"},
+		{"tls cert without key", []string{"serve", "--database-url", "postgres://x", "--tls-cert", "c.pem"}, nil, exitUsage, "--tls-cert and --tls-key go together"},
+		{"tls key from env without cert", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_CP_TLS_KEY": "k.pem"}, exitUsage, "--tls-cert and --tls-key go together"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

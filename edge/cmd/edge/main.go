@@ -31,6 +31,7 @@ import (
 	"weir.dev/edge/internal/wire/anthropic"
 	"weir.dev/edge/internal/wire/bedrock"
 	"weir.dev/edge/internal/wire/openai"
+	"weir.dev/listen"
 )
 
 func main() {
@@ -54,6 +55,9 @@ type Config struct {
 	Grace       time.Duration
 	Poll        time.Duration
 	MaxBody     int64
+	// TLS is the gateway's certificate and key (package weir.dev/listen:
+	// re-read when the files change); empty serves plain HTTP.
+	TLS listen.Files
 }
 
 // Validate reports every problem of c.
@@ -84,6 +88,7 @@ func (c Config) Validate() error {
 	if c.MaxBody <= 0 {
 		errs = append(errs, errors.New("--max-body must be positive"))
 	}
+	errs = append(errs, c.TLS.Validate())
 	return errors.Join(errs...)
 }
 
@@ -109,6 +114,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
 	fs.DurationVar(&c.Poll, "poll", time.Second, "how often the config file is checked for changes")
 	fs.Int64Var(&c.MaxBody, "max-body", 32<<20, "largest request body accepted, bytes")
+	fs.StringVar(&c.TLS.Cert, "tls-cert", getenv("WEIR_EDGE_TLS_CERT"), "serve the gateway over TLS with this PEM certificate (chain), re-read when it changes [WEIR_EDGE_TLS_CERT]")
+	fs.StringVar(&c.TLS.Key, "tls-key", getenv("WEIR_EDGE_TLS_KEY"), "the PEM private key of --tls-cert [WEIR_EDGE_TLS_KEY]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -257,8 +264,13 @@ func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metric
 	if ctx.Err() != nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	raw, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		return err
+	}
+	ln, err := listen.TLS(raw, cfg.TLS, log)
+	if err != nil {
+		_ = raw.Close()
 		return err
 	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 1 << 20}
@@ -283,7 +295,7 @@ func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metric
 		go func() { errs <- admin.Serve(aln) }()
 		log.Info("admin listening", "addr", aln.Addr().String())
 	}
-	log.Info("edge listening", "addr", ln.Addr().String(), "edge_id", cfg.EdgeID)
+	log.Info("edge listening", "addr", ln.Addr().String(), "tls", cfg.TLS.Enabled(), "edge_id", cfg.EdgeID)
 	select {
 	case <-ctx.Done():
 	case err := <-errs:
