@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"weir.dev/rules"
 )
 
 func TestCheckAddr(t *testing.T) {
@@ -439,4 +441,43 @@ func TestTransportLoopbackV6(t *testing.T) {
 		t.Fatalf("R-SEC-2 ::1 through the guard: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestConfigCheckAgreesWithDialCheckRSEC2 judges a table of addresses with
+// the configuration check (rules.CheckURL, which the control plane and the
+// edge compiler run) and with the dial-time check: they refuse the same
+// addresses under the same ownership, since both read one list.
+func TestConfigCheckAgreesWithDialCheckRSEC2(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{
+		"127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1", "8.8.8.8", "2001:4860:4860::8888",
+		"10.0.0.1", "172.16.0.1", "172.32.0.1", "192.168.1.1", "fc00::1", "fd00:ec2::254", "fec0::1",
+		"169.254.169.254", "fe80::1", "100.64.0.1", "100.100.100.200", "100.127.255.255", "100.128.0.1",
+		"168.63.129.16", "192.0.0.1", "198.18.0.1", "240.0.0.1", "255.255.255.255",
+		"::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b::808:808", "::a00:1",
+		"0.0.0.0", "0.1.2.3", "::", "::ffff:0.0.0.0", "224.0.0.1", "ff02::1", "::ffff:224.0.0.1",
+	} {
+		ip := netip.MustParseAddr(addr)
+		host := addr
+		if ip.Is6() {
+			host = "[" + addr + "]"
+		}
+		for _, p := range []Policy{PolicyTenant, PolicyTrusted} {
+			dialRefused := CheckAddr(ip, p) != nil
+			configRefused := false
+			for _, pr := range rules.CheckURL("https://"+host+"/v1", p == PolicyTrusted) {
+				if pr.Kind == rules.URLPrivateAddress {
+					configRefused = true
+				}
+			}
+			if dialRefused != configRefused {
+				t.Errorf("%s under %s: dial check refuses: %v, config check refuses: %v", addr, p, dialRefused, configRefused)
+			}
+		}
+	}
+	for _, must := range []string{"100.100.100.200", "255.255.255.255", "169.254.169.254"} {
+		if CheckAddr(netip.MustParseAddr(must), PolicyTenant) == nil {
+			t.Errorf("%s is allowed to tenants", must)
+		}
+	}
 }
