@@ -54,6 +54,10 @@ type Config struct {
 	Grace       time.Duration
 	Poll        time.Duration
 	MaxBody     int64
+	// PProf serves /debug/pprof/ on the admin listener; off by default, as
+	// profiles and the command line are not for whoever reaches that port
+	// (R-SEC-2).
+	PProf bool
 }
 
 // Validate reports every problem of c.
@@ -103,12 +107,13 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.NATSURL, "nats-url", getenv("NATS_URL"), "NATS server(s) of the control plane, comma-separated [NATS_URL]")
 	fs.StringVar(&c.StateDir, "state-dir", getenv("WEIR_EDGE_STATE_DIR"), "where the config cache and the usage journal live (default ./var/edge-<edge id>) [WEIR_EDGE_STATE_DIR]")
 	fs.StringVar(&c.Listen, "listen", envOr(getenv, "WEIR_EDGE_LISTEN", ":8080"), "gateway address [WEIR_EDGE_LISTEN]")
-	fs.StringVar(&c.AdminListen, "admin-listen", envOr(getenv, "WEIR_EDGE_ADMIN_LISTEN", "127.0.0.1:9090"), "metrics and pprof address, empty to disable [WEIR_EDGE_ADMIN_LISTEN]")
+	fs.StringVar(&c.AdminListen, "admin-listen", envOr(getenv, "WEIR_EDGE_ADMIN_LISTEN", "127.0.0.1:9090"), "metrics, health and (with --pprof) profiling address, empty to disable [WEIR_EDGE_ADMIN_LISTEN]")
 	fs.StringVar(&c.EdgeID, "edge-id", envOr(getenv, "WEIR_EDGE_ID", host), "this edge's id [WEIR_EDGE_ID]")
 	fs.StringVar(&c.UsageLog, "usage-log", getenv("WEIR_EDGE_USAGE_LOG"), "append call records as JSON lines to this file, - for stdout [WEIR_EDGE_USAGE_LOG]")
 	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
 	fs.DurationVar(&c.Poll, "poll", time.Second, "how often the config file is checked for changes")
 	fs.Int64Var(&c.MaxBody, "max-body", 32<<20, "largest request body accepted, bytes")
+	fs.BoolVar(&c.PProf, "pprof", false, "serve Go profiling (/debug/pprof/) on the admin listener")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -268,11 +273,13 @@ func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metric
 	if cfg.AdminListen != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		if cfg.PProf {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		}
 		mux.Handle("/healthz", gw)
 		mux.Handle("/readyz", gw)
 		aln, err := net.Listen("tcp", cfg.AdminListen)

@@ -155,3 +155,67 @@ func TestStandaloneReadyWithoutTenants(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
+
+// startEdge runs the edge with args (plus --listen and --admin-listen on
+// free loopback ports) until the test ends, and returns its gateway and
+// admin addresses once it is ready.
+func startEdge(t *testing.T, getenv func(string) string, args ...string) (gw, admin string) {
+	t.Helper()
+	gw, admin = freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"--listen", gw, "--admin-listen", admin, "--shutdown-grace", "1s"}, args...), getenv, io.Discard, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return gw, admin
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("edge not ready (%v): %s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// R-SEC-2: profiling endpoints (and the command line they show) are off
+// unless --pprof is given; metrics stay on the admin port.
+func TestPProfOnlyWithFlagRSEC2(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "weir.json")
+	if err := os.WriteFile(p, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) string { return "" }
+	status := func(url string) int {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, admin := startEdge(t, none, "--config", p)
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/symbol"} {
+		if got := status("http://" + admin + path); got != http.StatusNotFound {
+			t.Errorf("without --pprof, %s = %d, want 404", path, got)
+		}
+	}
+	if got := status("http://" + admin + "/metrics"); got != http.StatusOK {
+		t.Errorf("/metrics = %d", got)
+	}
+	_, admin = startEdge(t, none, "--config", p, "--pprof")
+	if got := status("http://" + admin + "/debug/pprof/cmdline"); got != http.StatusOK {
+		t.Errorf("with --pprof, /debug/pprof/cmdline = %d, want 200", got)
+	}
+}
