@@ -14,9 +14,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -150,8 +153,18 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns, base.MaxIdleConnsPerHost = 1024, 256
 	base.ResponseHeaderTimeout = 0 // the attempt deadline governs (R-FAIL-9)
-	transport := netguard.NewTransport(&netguard.Dialer{}, base)
+	dialer := &netguard.Dialer{}
+	transport := netguard.NewTransport(dialer, base)
 	defer transport.CloseIdleConnections()
+	// Which loopback ports tenant records may dial (R-SEC-2) comes with the
+	// config; NATS's ports never. Pooled connections made under the old
+	// setting are dropped.
+	never := natsPorts(cfg.NATSURL)
+	setLoopback := func(l netguard.TenantLoopback) {
+		l.Never = never
+		dialer.SetTenantLoopback(l)
+		transport.CloseIdleConnections()
+	}
 
 	tokenClient := &http.Client{Transport: transport, Timeout: upauth.TokenFetchTimeout}
 	signer := upauth.New(nil, tokenClient, time.Now)
@@ -163,13 +176,14 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	var affinity gateway.Affinity
 	var edge *distrib.Edge
 	if cfg.NATSURL != "" {
+		setLoopback(netguard.TenantLoopback{}) // none until a cluster snapshot says
 		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, log)
 		if err != nil {
 			return err
 		}
 		defer nc.Close()
 		edge, err = distrib.New(distrib.Options{NATS: nc, EdgeID: cfg.EdgeID, StateDir: cfg.StateDir, EdgeKey: cfg.EdgeKey,
-			Registry: reg, States: states, Secrets: signer, Log: log})
+			Registry: reg, States: states, Secrets: signer, TenantLoopback: setLoopback, Log: log})
 		if err != nil {
 			return err
 		}
@@ -220,21 +234,46 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	} else {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
-		if err := loadStandalone(watchCtx, cfg, getenv, log, signer, reg); err != nil {
+		if err := loadStandalone(watchCtx, cfg, getenv, log, signer, reg, setLoopback); err != nil {
 			return err
 		}
 	}
-	return listenAndServe(ctx, cfg, gw, metrics, log)
+	return listenAndServe(ctx, cfg, gw, metrics, dialer, log)
+}
+
+// natsPorts lists the ports of the NATS servers in urls (comma-separated,
+// 4222 when a URL names none): tenant records never dial them on the
+// edge's own machine (R-SEC-2).
+func natsPorts(urls string) []uint16 {
+	var out []uint16
+	for _, raw := range strings.Split(urls, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw
+		}
+		port := uint64(4222)
+		if u, err := url.Parse(raw); err == nil && u.Port() != "" {
+			if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+				port = n
+			}
+		}
+		out = append(out, uint16(port))
+	}
+	return out
 }
 
 // loadStandalone watches the config file until ctx ends and returns once
 // the first load is installed (or failed). A valid file is a config even
 // without any tenant: the registry is then ready.
-func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry) error {
+func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry, loopback func(netguard.TenantLoopback)) error {
 	loaded := make(chan error, 1)
 	go func() {
 		first := true
 		err := standalone.Watch(ctx, cfg.ConfigFile, cfg.Poll, getenv, log, func(c *standalone.Config) {
+			loopback(c.TenantLoopback)
 			signer.SetStore(c.Secrets)
 			reg.Set(c.Tables)
 			if first {
@@ -257,8 +296,10 @@ func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string,
 }
 
 // listenAndServe serves callers (and the admin port) until ctx ends, then
-// shuts down gracefully.
-func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metrics *gateway.Metrics, log *slog.Logger) error {
+// shuts down gracefully. Once bound, and before anything is served, the
+// listeners' addresses go to dialer: no record ever dials the edge itself
+// (R-SEC-2).
+func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metrics *gateway.Metrics, dialer *netguard.Dialer, log *slog.Logger) error {
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -266,11 +307,27 @@ func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metric
 	if err != nil {
 		return err
 	}
+	own := []net.Addr{ln.Addr()}
+	var aln net.Listener
+	if cfg.AdminListen != "" {
+		if aln, err = net.Listen("tcp", cfg.AdminListen); err != nil {
+			ln.Close()
+			return err
+		}
+		own = append(own, aln.Addr())
+	}
+	if err := dialer.SetListeners(own...); err != nil {
+		ln.Close()
+		if aln != nil {
+			aln.Close()
+		}
+		return err
+	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 1 << 20}
 	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(ln) }()
 	var admin *http.Server
-	if cfg.AdminListen != "" {
+	if aln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
 		if cfg.PProf {
@@ -282,10 +339,6 @@ func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metric
 		}
 		mux.Handle("/healthz", gw)
 		mux.Handle("/readyz", gw)
-		aln, err := net.Listen("tcp", cfg.AdminListen)
-		if err != nil {
-			return err
-		}
 		admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errs <- admin.Serve(aln) }()
 		log.Info("admin listening", "addr", aln.Addr().String())

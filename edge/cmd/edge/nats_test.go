@@ -9,6 +9,8 @@ import (
 	"io"
 
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +130,15 @@ func TestNATSMode(t *testing.T) {
 	}
 	raw, _ := proto.Marshal(snap)
 	if _, err := kv.Put(ctx, "tenant.t", raw); err != nil {
+		t.Fatal(err)
+	}
+	// R-SEC-2: the member is a loopback sidecar, which the cluster snapshot
+	// must open to tenant records (controlplane serve
+	// --tenant-loopback-ports); from the disk cache too after a restart.
+	upURL, _ := url.Parse(up)
+	upPort, _ := strconv.Atoi(upURL.Port())
+	raw, _ = proto.Marshal(&configv1.ClusterSnapshot{Version: 1, TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{uint32(upPort)}}})
+	if _, err := kv.Put(ctx, distrib.ClusterKey, raw); err != nil {
 		t.Fatal(err)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,7 +302,7 @@ func TestControlChecksTheConnectedAddress(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := control("rebind.test", tc.p)("tcp", tc.address, nil)
+			err := (&Dialer{}).control("rebind.test", tc.p)("tcp", tc.address, nil)
 			if tc.refused != (err != nil) {
 				t.Fatalf("control(%s) = %v, refused want %v", tc.address, err, tc.refused)
 			}
@@ -479,5 +480,128 @@ func TestConfigCheckAgreesWithDialCheckRSEC2(t *testing.T) {
 		if CheckAddr(netip.MustParseAddr(must), PolicyTenant) == nil {
 			t.Errorf("%s is allowed to tenants", must)
 		}
+	}
+}
+
+// portOf is the port of a listener's address.
+func portOf(t *testing.T, a net.Addr) uint16 {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ap.Port()
+}
+
+// TestTenantLoopbackPortsRSEC2 dials real loopback servers: a tenant's
+// record reaches only the ports the operator listed (never NATS's), a
+// record cluster admins own reaches any, and the zero Dialer (nothing said)
+// every port.
+func TestTenantLoopbackPortsRSEC2(t *testing.T) {
+	t.Parallel()
+	open := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(open.Close)
+	closed := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(closed.Close)
+	openPort, closedPort := portOf(t, open.Listener.Addr()), portOf(t, closed.Listener.Addr())
+	dial := func(d *Dialer, p Policy, port uint16) error {
+		conn, err := d.DialContext(WithPolicy(context.Background(), p), "tcp", net.JoinHostPort("localhost", strconv.Itoa(int(port))))
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+
+	zero := &Dialer{Resolver: newFakeResolver(map[string][]string{"localhost": {"127.0.0.1"}})}
+	if err := dial(zero, PolicyTenant, closedPort); err != nil {
+		t.Errorf("zero Dialer: %v, want every loopback port", err)
+	}
+
+	d := &Dialer{Resolver: newFakeResolver(map[string][]string{"localhost": {"127.0.0.1"}})}
+	d.SetTenantLoopback(TenantLoopback{Ports: []uint16{openPort}})
+	if err := dial(d, PolicyTenant, openPort); err != nil {
+		t.Errorf("listed port: %v", err)
+	}
+	err := dial(d, PolicyTenant, closedPort)
+	var re *RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "--tenant-loopback-ports") {
+		t.Errorf("unlisted port: %v, want refused", err)
+	}
+	if err := dial(d, PolicyTrusted, closedPort); err != nil {
+		t.Errorf("unlisted port on a trusted record: %v", err)
+	}
+	// The Control hook judges the port too (a resolver that lies).
+	if err := d.control("x", PolicyTenant)("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(closedPort))), nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("control hook: %v, want refused", err)
+	}
+	if err := d.control("x", PolicyTenant)("tcp", net.JoinHostPort("::1", strconv.Itoa(int(closedPort))), nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("control hook ::1: %v, want refused", err)
+	}
+
+	// Every port (--dev), but never NATS's.
+	d.SetTenantLoopback(TenantLoopback{AllPorts: true, Never: []uint16{openPort}})
+	if err := dial(d, PolicyTenant, closedPort); err != nil {
+		t.Errorf("every port: %v", err)
+	}
+	if err := dial(d, PolicyTenant, openPort); !errors.Is(err, ErrRefused) {
+		t.Errorf("NATS port: %v, want refused", err)
+	}
+
+	// No port at all.
+	d.SetTenantLoopback(TenantLoopback{})
+	if err := dial(d, PolicyTenant, openPort); !errors.Is(err, ErrRefused) {
+		t.Errorf("no port listed: %v, want refused", err)
+	}
+}
+
+// TestOwnListenersRefusedRSEC2: no record, whoever owns it, reaches the
+// edge's own listeners: one bound to an address at that address, one bound
+// to every address at any loopback or own address with its port. The
+// machine's own addresses count as loopback for tenant records.
+func TestOwnListenersRefusedRSEC2(t *testing.T) {
+	t.Parallel()
+	d := &Dialer{InterfaceAddrs: func() ([]net.Addr, error) {
+		return []net.Addr{
+			&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+			&net.IPNet{IP: net.ParseIP("203.0.113.9"), Mask: net.CIDRMask(24, 32)},
+		}, nil
+	}}
+	if err := d.SetListeners(
+		&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 9090},
+		&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080},
+	); err != nil {
+		t.Fatal(err)
+	}
+	d.SetTenantLoopback(TenantLoopback{AllPorts: true})
+	for _, tc := range []struct {
+		addr    string
+		p       Policy
+		refused bool
+	}{
+		{"127.0.0.1:9090", PolicyTenant, true},
+		{"127.0.0.1:9090", PolicyTrusted, true},
+		{"[::ffff:127.0.0.1]:9090", PolicyTrusted, true},
+		{"127.0.0.2:9090", PolicyTrusted, false}, // not bound there
+		{"127.0.0.1:8080", PolicyTrusted, true},
+		{"127.0.0.53:8080", PolicyTenant, true},
+		{"[::1]:8080", PolicyTrusted, true},
+		{"203.0.113.9:8080", PolicyTrusted, true},
+		{"203.0.113.9:8080", PolicyTenant, true},
+		{"203.0.113.9:8000", PolicyTrusted, false},
+		{"203.0.113.10:8080", PolicyTrusted, false}, // another machine
+		{"127.0.0.1:8000", PolicyTenant, false},
+	} {
+		err := d.control("h", tc.p)("tcp", tc.addr, nil)
+		if tc.refused != (err != nil) {
+			t.Errorf("%s under %s: %v, refused want %v", tc.addr, tc.p, err, tc.refused)
+		}
+	}
+	// The machine's own public address counts as loopback for tenants.
+	d.SetTenantLoopback(TenantLoopback{Ports: []uint16{8000}})
+	if err := d.control("h", PolicyTenant)("tcp", "203.0.113.9:5432", nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("own address, unlisted port: %v, want refused", err)
+	}
+	if err := d.control("h", PolicyTenant)("tcp", "203.0.113.9:8000", nil); err != nil {
+		t.Errorf("own address, listed port: %v", err)
 	}
 }
