@@ -42,6 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.NatsListen = v
 	}
 	cfg.SecureCookies = getenv("WEIR_CONSOLE_SECURE_COOKIES") == "true"
+	loopbackPorts := getenv("WEIR_TENANT_LOOPBACK_PORTS")
 
 	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -55,6 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
 		fs.StringVar(&cfg.NatsURL, "nats-url", cfg.NatsURL, "NATS server URL (env NATS_URL); with --dev, empty starts an embedded server with its state under --var-dir")
 		fs.StringVar(&cfg.NatsListen, "nats-listen", cfg.NatsListen, "address of the embedded NATS server (--dev without --nats-url; env WEIR_NATS_LISTEN); when neither is given and the default's port is in use, a free port, named in the log")
+		fs.StringVar(&loopbackPorts, "tenant-loopback-ports", loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
 		fs.BoolVar(&cfg.SecureCookies, "console-secure-cookies", cfg.SecureCookies, "mark the console's cookies Secure even over plain HTTP, for a TLS-terminating proxy in front (env WEIR_CONSOLE_SECURE_COOKIES=true)")
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
@@ -82,12 +84,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitUsage
 	}
+	ports, err := server.ParsePorts(loopbackPorts)
+	if err != nil {
+		fmt.Fprintf(stderr, "controlplane %s: --tenant-loopback-ports: %v\n", cmd, err)
+		return exitUsage
+	}
+	cfg.TenantLoopbackPorts = ports
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitUsage
 	}
 
-	var err error
 	switch cmd {
 	case "serve":
 		err = server.Run(ctx, cfg, getenv, log)
