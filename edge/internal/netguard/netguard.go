@@ -8,7 +8,14 @@
 // checks again, in the socket's Control hook, the address actually connected
 // to. A name that resolves to a private or metadata address is therefore
 // refused however it was spelt, and so is a name whose DNS answer changes
-// between two look-ups (DNS rebinding).
+// between two look-ups (DNS rebinding). The address ranges are those of
+// weir.dev/rules (rules.AddrRefusal), the list the configuration check uses,
+// so the two never disagree.
+//
+// The Dialer also knows the edge's own machine: the listeners it serves on
+// (SetListeners), which no record may dial, and the loopback ports tenant
+// records may dial (SetTenantLoopback); both are judged with the port, at
+// resolve time and again in the Control hook.
 //
 // Hazards for callers:
 //   - A proxy defeats the guard (the proxy resolves the target): transports
@@ -19,6 +26,8 @@
 //     Dialer.DialContext. Transport keeps one pool per policy for that reason.
 //   - The policy travels in the request's context (WithPolicy). When absent
 //     it is PolicyTenant, the stricter one.
+//   - Pooled connections outlive a narrower SetTenantLoopback: close the
+//     Transport's idle connections after calling it (the edge does).
 package netguard
 
 import (
