@@ -43,6 +43,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cfg.SecureCookies = getenv("WEIR_CONSOLE_SECURE_COOKIES") == "true"
 	cfg.TLS.Cert, cfg.TLS.Key = getenv("WEIR_CP_TLS_CERT"), getenv("WEIR_CP_TLS_KEY")
+	loopbackPorts := getenv("WEIR_TENANT_LOOPBACK_PORTS")
 
 	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&cfg.NatsListen, "nats-listen", cfg.NatsListen, "address of the embedded NATS server (--dev without --nats-url; env WEIR_NATS_LISTEN); when neither is given and the default's port is in use, a free port, named in the log")
 		fs.StringVar(&cfg.TLS.Cert, "tls-cert", cfg.TLS.Cert, "serve the admin port over TLS with this PEM certificate (chain), re-read when it changes (env WEIR_CP_TLS_CERT)")
 		fs.StringVar(&cfg.TLS.Key, "tls-key", cfg.TLS.Key, "the PEM private key of --tls-cert (env WEIR_CP_TLS_KEY)")
+		fs.StringVar(&loopbackPorts, "tenant-loopback-ports", loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
 		fs.BoolVar(&cfg.SecureCookies, "console-secure-cookies", cfg.SecureCookies, "mark the console's cookies Secure even over plain HTTP, for a TLS-terminating proxy in front (env WEIR_CONSOLE_SECURE_COOKIES=true)")
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
@@ -85,12 +87,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitUsage
 	}
+	ports, err := server.ParsePorts(loopbackPorts)
+	if err != nil {
+		fmt.Fprintf(stderr, "controlplane %s: --tenant-loopback-ports: %v\n", cmd, err)
+		return exitUsage
+	}
+	cfg.TenantLoopbackPorts = ports
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitUsage
 	}
 
-	var err error
 	switch cmd {
 	case "serve":
 		err = server.Run(ctx, cfg, getenv, log)

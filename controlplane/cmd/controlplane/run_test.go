@@ -31,6 +31,9 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"help", []string{"bootstrap-admin", "-h"}, nil, exitOK, "-force"},
 		{"tls cert without key", []string{"serve", "--database-url", "postgres://x", "--tls-cert", "c.pem"}, nil, exitUsage, "--tls-cert and --tls-key go together"},
 		{"tls key from env without cert", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_CP_TLS_KEY": "k.pem"}, exitUsage, "--tls-cert and --tls-key go together"},
+		{"R-SEC-2 bad tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--tenant-loopback-ports", "8000,70000"}, nil, exitUsage, `port "70000"`},
+		{"R-SEC-2 bad tenant loopback port from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_TENANT_LOOPBACK_PORTS": "x"}, exitUsage, "--tenant-loopback-ports"},
+		{"R-SEC-2 NATS port as tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://10.0.0.2:4333", "--tenant-loopback-ports", "8000,4333"}, nil, exitUsage, "4333 is a NATS port"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,6 +33,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -48,6 +52,7 @@ import (
 	"weir.dev/db/pgserver"
 	"weir.dev/listen"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 // Config is the control plane server's configuration.
@@ -86,6 +91,76 @@ type Config struct {
 	// (WEIR_CP_TLS_CERT, WEIR_CP_TLS_KEY), re-read when the files change
 	// (package weir.dev/listen). Empty: plain HTTP.
 	TLS listen.Files
+	// TenantLoopbackPorts are the ports of an edge's own machine (loopback)
+	// that tenant-owned records may reach, such as a local vLLM's
+	// (WEIR_TENANT_LOOPBACK_PORTS, --tenant-loopback-ports; ROUTING.md
+	// R-SEC-2). Edges get them in the cluster snapshot. None by default;
+	// in dev mode every port. The ports of the NATS servers are never
+	// among them.
+	TenantLoopbackPorts []uint16
+}
+
+// TenantLoopback is what the cluster snapshot says of tenant loopback
+// ports: every port in dev mode, else TenantLoopbackPorts.
+func (c Config) TenantLoopback() *configv1.TenantLoopback {
+	if c.Dev {
+		return &configv1.TenantLoopback{AllPorts: true}
+	}
+	out := &configv1.TenantLoopback{}
+	for _, p := range c.TenantLoopbackPorts {
+		out.Ports = append(out.Ports, uint32(p))
+	}
+	return out
+}
+
+// ParsePorts reads a comma-separated list of ports (each 1-65535), such as
+// "8000,11434", into increasing order without duplicates; "" is none.
+func ParsePorts(s string) ([]uint16, error) {
+	var out []uint16
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(f, 10, 16)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("port %q is not a number in 1-65535", f)
+		}
+		out = append(out, uint16(n))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// natsPorts are the ports of the NATS servers c uses: those of NatsURL
+// (4222 when a URL names none), or the embedded server's in dev mode.
+func (c Config) natsPorts() []uint16 {
+	var out []uint16
+	if c.NatsURL == "" {
+		if _, p, err := net.SplitHostPort(c.NatsListen); err == nil {
+			if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+				out = append(out, uint16(n))
+			}
+		}
+		return out
+	}
+	for _, raw := range strings.Split(c.NatsURL, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw
+		}
+		port := uint64(4222)
+		if u, err := url.Parse(raw); err == nil && u.Port() != "" {
+			if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+				port = n
+			}
+		}
+		out = append(out, uint16(port))
+	}
+	return out
 }
 
 // DefaultConfig returns the defaults.
@@ -114,6 +189,11 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("the shutdown timeout must be positive"))
 	}
 	errs = append(errs, c.TLS.Validate())
+	for _, p := range c.natsPorts() {
+		if slices.Contains(c.TenantLoopbackPorts, p) {
+			errs = append(errs, fmt.Errorf("tenant loopback ports: %d is a NATS port, which tenant records may never reach (R-SEC-2)", p))
+		}
+	}
 	return errors.Join(errs...)
 }
 
