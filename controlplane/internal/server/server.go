@@ -195,6 +195,9 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer st.Close()
+	if _, err := resealAll(ctx, st, box, log); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -211,6 +214,43 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	}
 	log.Info("admin API listening", "addr", ln.Addr().String(), "dev", cfg.Dev)
 	return Serve(ctx, ln, Handler(deps), log, cfg.ShutdownTimeout)
+}
+
+// ResealSecrets re-seals every secret of an older seal version with its
+// tenant, name and hosts as additional data (secretbox.ResealAll), as
+// `controlplane migrate` does after the migrations. It loads the master key
+// only when such secrets exist: without one (and outside --dev) it fails,
+// saying how many wait.
+func ResealSecrets(ctx context.Context, cfg Config, getenv func(string) string, st *store.Store, log *slog.Logger) error {
+	n, err := st.Q.CountSecretsBelowSealVersion(ctx, secretbox.SealVersion)
+	if err != nil {
+		return fmt.Errorf("count secrets to re-seal: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	master, err := secretbox.MasterKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
+		return fmt.Errorf("%d secrets must be re-sealed under the master key: %w", n, err)
+	}
+	box, err := secretbox.NewBox(master, nil)
+	if err != nil {
+		return err
+	}
+	_, err = resealAll(ctx, st, box, log)
+	return err
+}
+
+// resealAll runs secretbox.ResealAll and logs how many secrets it re-sealed.
+func resealAll(ctx context.Context, st *store.Store, box *secretbox.Box, log *slog.Logger) (int, error) {
+	n, err := secretbox.ResealAll(ctx, st.Pool(), box)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		log.Info("re-sealed secrets with their tenant, name and hosts", "count", n)
+	}
+	return n, nil
 }
 
 // OpenDatabase returns the DSN of the control plane's database: cfg's
