@@ -141,6 +141,12 @@ type ConfigRevision struct {
 	PublishedAt       pgtype.Timestamptz `json:"published_at"`
 }
 
+type ConsoleSession struct {
+	ID        []byte             `json:"id"`
+	ExpiresAt pgtype.Timestamptz `json:"expires_at"`
+	CreatedAt pgtype.Timestamptz `json:"created_at"`
+}
+
 type DataRule struct {
 	TenantID       pgtype.UUID        `json:"tenant_id"`
 	AllowedRegions []string           `json:"allowed_regions"`

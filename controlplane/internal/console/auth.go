@@ -34,10 +34,21 @@ func (c *Console) authed(h pageFunc) http.Handler {
 			c.toLogin(w, r)
 			return
 		}
-		token, err := c.keys.open(ck.Value, c.now())
+		sid, token, err := c.keys.open(ck.Value, c.now())
 		if err != nil {
 			c.clearCookie(w, r, sessionCookie)
 			c.toLogin(w, r)
+			return
+		}
+		active, err := c.d.Sessions.Active(r.Context(), sid, c.now())
+		if err != nil {
+			c.d.Log.Error("console: session check", "err", err)
+			c.bareError(w, r, http.StatusServiceUnavailable, "The session could not be checked. Try again in a moment.")
+			return
+		}
+		if !active {
+			c.clearCookie(w, r, sessionCookie)
+			c.toLoginWith(w, r, web.Flash{Kind: web.FlashInfo, Text: "Your session has ended; sign in again."})
 			return
 		}
 		if r.Method == http.MethodPost {
@@ -66,7 +77,7 @@ func (c *Console) authed(h pageFunc) http.Handler {
 			c.bareError(w, r, http.StatusBadGateway, "The admin API did not answer. Try again in a moment.")
 			return
 		}
-		s := &session{api: api, csrf: c.keys.csrfToken("session", ck.Value), path: r.URL.RequestURI()}
+		s := &session{api: api, id: sid, csrf: c.keys.csrfToken("session", ck.Value), path: r.URL.RequestURI()}
 		admin := who.Msg.GetAdmin()
 		s.admin = admin.GetName()
 		s.roles = admin.GetRoles()
@@ -242,7 +253,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	if e := who.Msg.GetToken().GetExpiresAt(); e != nil && e.AsTime().Before(expires) {
 		expires = e.AsTime()
 	}
-	value, err := c.keys.seal(token, expires)
+	sid, err := newSessionID()
+	if err == nil {
+		err = c.d.Sessions.Start(ctx, sid, expires)
+	}
+	var value string
+	if err == nil {
+		value, err = c.keys.seal(sid, token, expires)
+	}
 	if err != nil {
 		c.d.Log.Error("console: seal session", "err", err)
 		c.bareError(w, r, http.StatusInternalServerError, "The session could not be started.")
@@ -254,9 +272,15 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	c.redirect(w, r, next)
 }
 
-// logout ends the session (the token itself stays valid: it may be in use
-// elsewhere, e.g. by the CLI).
+// logout ends the session on the server (Sessions.End: a copy of the cookie
+// is refused from then on) and clears its cookies. The token itself stays
+// valid: it may be in use elsewhere, e.g. by the CLI.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
+	if err := c.d.Sessions.End(r.Context(), s.id); err != nil {
+		c.d.Log.Error("console: end session", "err", err)
+		c.bareError(w, r, http.StatusServiceUnavailable, "The session could not be ended. Try again in a moment.")
+		return
+	}
 	c.clearCookie(w, r, sessionCookie)
 	c.clearCookie(w, r, tenantCookie)
 	c.redirect(w, r, "/console/login", web.Flash{Kind: web.FlashInfo, Text: "Signed out."})

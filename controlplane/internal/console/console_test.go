@@ -216,6 +216,30 @@ func TestSessionEnds(t *testing.T) {
 			t.Fatalf("after logout: status %d, want 303", resp.StatusCode)
 		}
 	})
+
+	// A copy of the cookie (stolen, or kept by a second browser) no longer
+	// works once its session signs out: the session ends on the server.
+	t.Run("logout ends copied cookies", func(t *testing.T) {
+		b := h.login(t, cluster)
+		other := h.login(t, cluster) // another session, which must go on
+		copied := b.cookie("weir_session")
+		thief := h.browser(t)
+		u, _ := url.Parse(h.URL + "/console/")
+		thief.c.Jar.SetCookies(u, []*http.Cookie{{Name: "weir_session", Value: copied, Path: "/console"}})
+		if resp := thief.get(t, "/console/tenants"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("copied cookie before logout: status %d, want 200", resp.StatusCode)
+		}
+		if resp := b.post(t, "/console/logout", url.Values{"csrf": {b.CSRF}}, nil); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("logout: status %d", resp.StatusCode)
+		}
+		resp := thief.get(t, "/console/tenants")
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/console/login") {
+			t.Fatalf("copied cookie after logout: status %d, location %q; want a redirect to sign in", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if resp := other.get(t, "/console/tenants"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("another session after logout: status %d, want 200", resp.StatusCode)
+		}
+	})
 }
 
 func TestCSRF(t *testing.T) {

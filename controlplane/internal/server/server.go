@@ -154,7 +154,7 @@ func Handler(d Deps) http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	// The console calls the API above in-process, as the signed-in admin.
 	api := http.Handler(mux)
-	ui, err := console.New(console.Deps{API: api, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Stopping: d.Stopping, Now: d.Now, Log: d.Log})
+	ui, err := console.New(console.Deps{API: api, Sessions: pgSessions{d.Store}, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Stopping: d.Stopping, Now: d.Now, Log: d.Log})
 	if err != nil {
 		// Only a master key shorter than 32 bytes gets here; Run loads
 		// 32-byte keys.
