@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -71,6 +72,11 @@ func (c *Console) authed(h pageFunc) http.Handler {
 			if connect.CodeOf(err) == connect.CodeUnauthenticated {
 				c.clearCookie(w, r, sessionCookie)
 				c.toLoginWith(w, r, web.Flash{Kind: web.FlashInfo, Text: "Your session has ended; sign in again."})
+				return
+			}
+			if retry, ok := throttled(err); ok {
+				w.Header().Set("Retry-After", retry)
+				c.bareError(w, r, http.StatusTooManyRequests, "Too many failed sign-ins from your address. Wait "+retry+" s and try again.")
 				return
 			}
 			c.d.Log.Error("console: whoami", "err", err)
@@ -245,6 +251,11 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			c.renderLogin(w, r, http.StatusUnauthorized, next, "That token was not accepted: it is unknown, revoked or expired.", nil)
 			return
 		}
+		if retry, ok := throttled(err); ok {
+			w.Header().Set("Retry-After", retry)
+			c.renderLogin(w, r, http.StatusTooManyRequests, next, "Too many failed sign-ins from your address. Wait "+retry+" s and try again.", nil)
+			return
+		}
 		c.d.Log.Error("console: login whoami", "err", err)
 		c.renderLogin(w, r, http.StatusBadGateway, next, "The admin API did not answer. Try again in a moment.", nil)
 		return
@@ -313,4 +324,19 @@ func withoutTenantParam(p string) string {
 	q.Del("tenant")
 	u.RawQuery = q.Encode()
 	return u.RequestURI()
+}
+
+// throttled reports whether an API error refused the request because its
+// address failed to authenticate too often (the admin API's limit, which
+// counts console sign-ins too), and the Retry-After seconds it gave.
+func throttled(err error) (retry string, ok bool) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeResourceExhausted {
+		return "", false
+	}
+	retry = ce.Meta().Get("Retry-After")
+	if retry == "" {
+		retry = "1"
+	}
+	return retry, true
 }

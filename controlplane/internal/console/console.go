@@ -120,7 +120,7 @@ func New(d Deps) (http.Handler, error) {
 	c := &Console{d: d, keys: k, static: st}
 	mux := http.NewServeMux()
 	c.routes(mux)
-	return securityHeaders(mux), nil
+	return securityHeaders(withPeer(mux)), nil
 }
 
 func (c *Console) now() time.Time { return c.d.Now() }

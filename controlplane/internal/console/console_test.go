@@ -524,3 +524,31 @@ func hasOnAttr(n *htmlNode) bool {
 	}
 	return false
 }
+
+// TestFailedSignInsAreSlowed: after a few failed sign-ins from one address
+// the login form answers 429 with Retry-After, without checking the token
+// (the admin API's per-address limit sees the browser's address).
+func TestFailedSignInsAreSlowed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.browser(t)
+	b.page(t, "/console/login", http.StatusOK)
+	var codes []int
+	for range 8 {
+		resp := b.post(t, "/console/login", url.Values{"csrf": {b.CSRF}, "token": {"weir_adm_wrong"}}, nil)
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+	if codes[0] != http.StatusUnauthorized || codes[len(codes)-1] != http.StatusTooManyRequests {
+		t.Fatalf("statuses %v; want 401 first, then 429", codes)
+	}
+	if strings.Contains(string(b.Last), "weir_adm_wrong") {
+		t.Error("the token was echoed back")
+	}
+	resp := b.post(t, "/console/login", url.Values{"csrf": {b.CSRF}, "token": {h.Tokens[cluster]}}, nil)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("valid token from the throttled address: %d, want 429", resp.StatusCode)
+	}
+}

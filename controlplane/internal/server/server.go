@@ -40,6 +40,7 @@ import (
 	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/controlplane/internal/throttle"
 	"weir.dev/db/pgserver"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 )
@@ -128,6 +129,10 @@ type Deps struct {
 	// plain-HTTP requests (behind a TLS-terminating proxy).
 	MasterKey            []byte
 	ConsoleSecureCookies bool
+	// AuthLimiter slows down repeated failed admin-token checks and console
+	// sign-ins per client address; nil: one with throttle's defaults (5
+	// failures, then one per second).
+	AuthLimiter *throttle.Limiter
 	// Stopping is closed when the server begins to shut down; the console's
 	// long-lived streams end then instead of holding the shutdown up. Nil:
 	// never.
@@ -140,9 +145,12 @@ func Handler(d Deps) http.Handler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.AuthLimiter == nil {
+		d.AuthLimiter = throttle.New(throttle.Config{Now: d.Now})
+	}
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log), fillSlot{}),
+		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log, auth.WithLimiter(d.AuthLimiter)), fillSlot{}),
 	}
 	admin.Register(mux, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker}, opts...)
 	provider.Register(mux, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now, Resetter: d.Resetter}, opts...)
