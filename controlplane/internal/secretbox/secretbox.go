@@ -18,6 +18,9 @@
 //     upgrades.
 //   - SealVersion, AdditionalData(tenantID, name, hosts): what binds a
 //     ciphertext at rest to its tenant, name and hosts (DESIGN §5).
+//   - RowAD(row): AdditionalData of a secrets row; ResealAll(ctx, db, box):
+//     re-seals every row of seal version 0 with it, in one transaction
+//     (run by `controlplane serve` at start and by `controlplane migrate`).
 //   - Seal(key, plaintext, rand) / Open(key, ciphertext): AES-256-GCM with
 //     the 12-byte nonce prepended and no additional data: what the edge's
 //     secrets.Open reads. The snapshot builder re-seals secrets with them.
