@@ -43,7 +43,7 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
+	golang.org/x/time v0.16.0
 	weir.dev/listen v0.0.0-00010101000000-000000000000
 	weir.dev/rules v0.0.0-00010101000000-000000000000
 )

@@ -14,7 +14,7 @@ import (
 // wantTables is every table of the schema at the latest version.
 var wantTables = []string{
 	"admin_roles", "admin_tokens", "admins", "api_keys", "audit_log",
-	"budget_leases", "budgets", "call_attempts", "calls", "config_revisions",
+	"budget_leases", "budgets", "call_attempts", "calls", "config_revisions", "console_sessions",
 	"data_rules", "edges", "member_prices", "member_views", "outbox",
 	"pool_members", "provider_records", "record_models", "record_prices",
 	"record_shares", "secrets", "tenants",

@@ -141,6 +141,12 @@ type ConfigRevision struct {
 	PublishedAt       pgtype.Timestamptz `json:"published_at"`
 }
 
+type ConsoleSession struct {
+	ID        []byte             `json:"id"`
+	ExpiresAt pgtype.Timestamptz `json:"expires_at"`
+	CreatedAt pgtype.Timestamptz `json:"created_at"`
+}
+
 type DataRule struct {
 	TenantID       pgtype.UUID        `json:"tenant_id"`
 	AllowedRegions []string           `json:"allowed_regions"`
@@ -283,16 +289,17 @@ type RecordShare struct {
 }
 
 type Secret struct {
-	ID         pgtype.UUID        `json:"id"`
-	TenantID   pgtype.UUID        `json:"tenant_id"`
-	Scope      pgtype.UUID        `json:"scope"`
-	Name       string             `json:"name"`
-	Ciphertext []byte             `json:"ciphertext"`
-	Nonce      []byte             `json:"nonce"`
-	KeyVersion int32              `json:"key_version"`
-	Hosts      []string           `json:"hosts"`
-	CreatedAt  pgtype.Timestamptz `json:"created_at"`
-	UpdatedAt  pgtype.Timestamptz `json:"updated_at"`
+	ID          pgtype.UUID        `json:"id"`
+	TenantID    pgtype.UUID        `json:"tenant_id"`
+	Scope       pgtype.UUID        `json:"scope"`
+	Name        string             `json:"name"`
+	Ciphertext  []byte             `json:"ciphertext"`
+	Nonce       []byte             `json:"nonce"`
+	KeyVersion  int32              `json:"key_version"`
+	Hosts       []string           `json:"hosts"`
+	CreatedAt   pgtype.Timestamptz `json:"created_at"`
+	UpdatedAt   pgtype.Timestamptz `json:"updated_at"`
+	SealVersion int32              `json:"seal_version"`
 }
 
 type Tenant struct {

@@ -11,6 +11,18 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const countSecretsBelowSealVersion = `-- name: CountSecretsBelowSealVersion :one
+SELECT count(*) FROM secrets WHERE seal_version < $1
+`
+
+// CountSecretsBelowSealVersion counts the secrets ResealAll would re-seal.
+func (q *Queries) CountSecretsBelowSealVersion(ctx context.Context, sealVersion int32) (int64, error) {
+	row := q.db.QueryRow(ctx, countSecretsBelowSealVersion, sealVersion)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const deleteSecret = `-- name: DeleteSecret :execrows
 DELETE FROM secrets
 WHERE scope = owner_scope($1::uuid) AND name = $2
@@ -32,7 +44,7 @@ func (q *Queries) DeleteSecret(ctx context.Context, arg DeleteSecretParams) (int
 }
 
 const getSecret = `-- name: GetSecret :one
-SELECT id, tenant_id, scope, name, ciphertext, nonce, key_version, hosts, created_at, updated_at FROM secrets
+SELECT id, tenant_id, scope, name, ciphertext, nonce, key_version, hosts, created_at, updated_at, seal_version FROM secrets
 WHERE scope = owner_scope($1::uuid) AND name = $2
 `
 
@@ -55,12 +67,13 @@ func (q *Queries) GetSecret(ctx context.Context, arg GetSecretParams) (Secret, e
 		&i.Hosts,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SealVersion,
 	)
 	return i, err
 }
 
 const listSecrets = `-- name: ListSecrets :many
-SELECT id, tenant_id, scope, name, ciphertext, nonce, key_version, hosts, created_at, updated_at FROM secrets
+SELECT id, tenant_id, scope, name, ciphertext, nonce, key_version, hosts, created_at, updated_at, seal_version FROM secrets
 WHERE scope = owner_scope($1::uuid)
 ORDER BY name
 `
@@ -87,6 +100,7 @@ func (q *Queries) ListSecrets(ctx context.Context, tenantID pgtype.UUID) ([]Secr
 			&i.Hosts,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.SealVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -98,28 +112,104 @@ func (q *Queries) ListSecrets(ctx context.Context, tenantID pgtype.UUID) ([]Secr
 	return items, nil
 }
 
+const lockSecretsBelowSealVersion = `-- name: LockSecretsBelowSealVersion :many
+SELECT id, tenant_id, scope, name, ciphertext, nonce, key_version, hosts, created_at, updated_at, seal_version FROM secrets
+WHERE seal_version < $1
+ORDER BY id
+FOR UPDATE
+`
+
+// LockSecretsBelowSealVersion returns (and locks until the transaction ends)
+// every secret, of any owner, sealed under an older seal version than
+// @seal_version: the rows the control plane re-seals.
+func (q *Queries) LockSecretsBelowSealVersion(ctx context.Context, sealVersion int32) ([]Secret, error) {
+	rows, err := q.db.Query(ctx, lockSecretsBelowSealVersion, sealVersion)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Secret{}
+	for rows.Next() {
+		var i Secret
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Scope,
+			&i.Name,
+			&i.Ciphertext,
+			&i.Nonce,
+			&i.KeyVersion,
+			&i.Hosts,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.SealVersion,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resealSecret = `-- name: ResealSecret :execrows
+UPDATE secrets
+SET ciphertext = $1, nonce = $2, key_version = $3, seal_version = $4
+WHERE id = $5 AND seal_version < $4
+`
+
+type ResealSecretParams struct {
+	Ciphertext  []byte      `json:"ciphertext"`
+	Nonce       []byte      `json:"nonce"`
+	KeyVersion  int32       `json:"key_version"`
+	SealVersion int32       `json:"seal_version"`
+	ID          pgtype.UUID `json:"id"`
+}
+
+// ResealSecret replaces a secret's ciphertext with the same value sealed
+// under a newer seal version; the value and updated_at are unchanged.
+func (q *Queries) ResealSecret(ctx context.Context, arg ResealSecretParams) (int64, error) {
+	result, err := q.db.Exec(ctx, resealSecret,
+		arg.Ciphertext,
+		arg.Nonce,
+		arg.KeyVersion,
+		arg.SealVersion,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setSecret = `-- name: SetSecret :one
-INSERT INTO secrets (tenant_id, name, ciphertext, nonce, key_version, hosts)
-VALUES ($1::uuid, $2, $3, $4, $5, $6)
+INSERT INTO secrets (tenant_id, name, ciphertext, nonce, key_version, seal_version, hosts)
+VALUES ($1::uuid, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (scope, name) DO UPDATE
 SET ciphertext = EXCLUDED.ciphertext,
     nonce = EXCLUDED.nonce,
     key_version = EXCLUDED.key_version,
+    seal_version = EXCLUDED.seal_version,
     hosts = EXCLUDED.hosts,
     updated_at = now()
-RETURNING id, tenant_id, scope, name, ciphertext, nonce, key_version, hosts, created_at, updated_at
+RETURNING id, tenant_id, scope, name, ciphertext, nonce, key_version, hosts, created_at, updated_at, seal_version
 `
 
 type SetSecretParams struct {
-	TenantID   pgtype.UUID `json:"tenant_id"`
-	Name       string      `json:"name"`
-	Ciphertext []byte      `json:"ciphertext"`
-	Nonce      []byte      `json:"nonce"`
-	KeyVersion int32       `json:"key_version"`
-	Hosts      []string    `json:"hosts"`
+	TenantID    pgtype.UUID `json:"tenant_id"`
+	Name        string      `json:"name"`
+	Ciphertext  []byte      `json:"ciphertext"`
+	Nonce       []byte      `json:"nonce"`
+	KeyVersion  int32       `json:"key_version"`
+	SealVersion int32       `json:"seal_version"`
+	Hosts       []string    `json:"hosts"`
 }
 
-// SetSecret creates the secret or replaces its value and hosts.
+// SetSecret creates the secret or replaces its value and hosts; the
+// ciphertext is sealed with the new row's tenant, name and hosts
+// (seal_version).
 func (q *Queries) SetSecret(ctx context.Context, arg SetSecretParams) (Secret, error) {
 	row := q.db.QueryRow(ctx, setSecret,
 		arg.TenantID,
@@ -127,6 +217,7 @@ func (q *Queries) SetSecret(ctx context.Context, arg SetSecretParams) (Secret, e
 		arg.Ciphertext,
 		arg.Nonce,
 		arg.KeyVersion,
+		arg.SealVersion,
 		arg.Hosts,
 	)
 	var i Secret
@@ -141,6 +232,7 @@ func (q *Queries) SetSecret(ctx context.Context, arg SetSecretParams) (Secret, e
 		&i.Hosts,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SealVersion,
 	)
 	return i, err
 }

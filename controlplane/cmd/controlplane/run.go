@@ -13,7 +13,6 @@ import (
 	"weir.dev/controlplane/internal/auth"
 	"weir.dev/controlplane/internal/server"
 	"weir.dev/controlplane/internal/store"
-	"weir.dev/migrations"
 )
 
 // Exit codes.
@@ -120,12 +119,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return exitOK
 }
 
+// migrate applies the schema migrations (store.Open), then re-seals secrets
+// of an older seal version (server.ResealSecrets), which needs the master
+// key only when there are any.
 func migrate(ctx context.Context, cfg server.Config, getenv func(string) string, log *slog.Logger) error {
 	dsn, err := server.OpenDatabase(ctx, cfg, getenv, log)
 	if err != nil {
 		return err
 	}
-	return migrations.Up(ctx, dsn)
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return server.ResealSecrets(ctx, cfg, getenv, st, log)
 }
 
 // bootstrap prints nothing itself: the token goes to stdout alone, once.

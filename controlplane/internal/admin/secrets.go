@@ -95,13 +95,14 @@ func (s *SecretService) SetSecret(ctx context.Context, req *connect.Request[admi
 		case err != nil:
 			return err
 		}
-		ct, nonce, err := s.box.Seal([]byte(m.GetValue()))
+		// Bound to this row: tenant, name and the new hosts (DESIGN §5).
+		ct, nonce, err := s.box.Seal([]byte(m.GetValue()), secretbox.AdditionalData(t.ID, m.GetName(), hosts))
 		if err != nil {
 			return err
 		}
 		if sec, err = tx.Q.SetSecret(ctx, sqlc.SetSecretParams{
 			TenantID: t.ID, Name: m.GetName(), Ciphertext: ct, Nonce: nonce,
-			KeyVersion: secretbox.KeyVersion, Hosts: hosts,
+			KeyVersion: secretbox.KeyVersion, SealVersion: secretbox.SealVersion, Hosts: hosts,
 		}); err != nil {
 			return err
 		}

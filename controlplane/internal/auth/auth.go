@@ -12,9 +12,10 @@
 //     tenant: what reads need).
 //   - NewToken, HashToken, TokenPrefix: admin bearer tokens "weir_adm_…",
 //     stored as SHA-256 only.
-//   - NewInterceptor(q, log): a Connect interceptor (unary and streaming
+//   - NewInterceptor(q, log, WithLimiter(l)): a Connect interceptor (unary and streaming
 //     handlers) that authenticates every request and puts its Principal in
-//     the context; Queries is the small set of sqlc queries it needs.
+//     the context, slowing down repeated failures per address (Throttled);
+//     Queries is the small set of sqlc queries it needs.
 //     Authenticate does the same for one token.
 //   - RequireToken(q, log, next): the same authentication as HTTP
 //     middleware, before the request body is read; the server puts it in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -34,10 +35,21 @@ func (c *Console) authed(h pageFunc) http.Handler {
 			c.toLogin(w, r)
 			return
 		}
-		token, err := c.keys.open(ck.Value, c.now())
+		sid, token, err := c.keys.open(ck.Value, c.now())
 		if err != nil {
 			c.clearCookie(w, r, sessionCookie)
 			c.toLogin(w, r)
+			return
+		}
+		active, err := c.d.Sessions.Active(r.Context(), sid, c.now())
+		if err != nil {
+			c.d.Log.Error("console: session check", "err", err)
+			c.bareError(w, r, http.StatusServiceUnavailable, "The session could not be checked. Try again in a moment.")
+			return
+		}
+		if !active {
+			c.clearCookie(w, r, sessionCookie)
+			c.toLoginWith(w, r, web.Flash{Kind: web.FlashInfo, Text: "Your session has ended; sign in again."})
 			return
 		}
 		if r.Method == http.MethodPost {
@@ -65,11 +77,16 @@ func (c *Console) authed(h pageFunc) http.Handler {
 				c.toLoginWith(w, r, web.Flash{Kind: web.FlashInfo, Text: "Your session has ended; sign in again."})
 				return
 			}
+			if retry, ok := throttled(err); ok {
+				w.Header().Set("Retry-After", retry)
+				c.bareError(w, r, http.StatusTooManyRequests, "Too many failed sign-ins from your address. Wait "+retry+" s and try again.")
+				return
+			}
 			c.d.Log.Error("console: whoami", "err", err)
 			c.bareError(w, r, http.StatusBadGateway, "The admin API did not answer. Try again in a moment.")
 			return
 		}
-		s := &session{api: api, csrf: c.keys.csrfToken("session", ck.Value), path: r.URL.RequestURI()}
+		s := &session{api: api, id: sid, csrf: c.keys.csrfToken("session", ck.Value), path: r.URL.RequestURI()}
 		admin := who.Msg.GetAdmin()
 		s.admin = admin.GetName()
 		s.roles = admin.GetRoles()
@@ -240,6 +257,11 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			c.renderLogin(w, r, http.StatusUnauthorized, next, "That token was not accepted: it is unknown, revoked or expired.", nil)
 			return
 		}
+		if retry, ok := throttled(err); ok {
+			w.Header().Set("Retry-After", retry)
+			c.renderLogin(w, r, http.StatusTooManyRequests, next, "Too many failed sign-ins from your address. Wait "+retry+" s and try again.", nil)
+			return
+		}
 		c.d.Log.Error("console: login whoami", "err", err)
 		c.renderLogin(w, r, http.StatusBadGateway, next, "The admin API did not answer. Try again in a moment.", nil)
 		return
@@ -248,7 +270,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	if e := who.Msg.GetToken().GetExpiresAt(); e != nil && e.AsTime().Before(expires) {
 		expires = e.AsTime()
 	}
-	value, err := c.keys.seal(token, expires)
+	sid, err := newSessionID()
+	if err == nil {
+		err = c.d.Sessions.Start(ctx, sid, expires)
+	}
+	var value string
+	if err == nil {
+		value, err = c.keys.seal(sid, token, expires)
+	}
 	if err != nil {
 		c.d.Log.Error("console: seal session", "err", err)
 		c.bareError(w, r, http.StatusInternalServerError, "The session could not be started.")
@@ -260,9 +289,15 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	c.redirect(w, r, next)
 }
 
-// logout ends the session (the token itself stays valid: it may be in use
-// elsewhere, e.g. by the CLI).
+// logout ends the session on the server (Sessions.End: a copy of the cookie
+// is refused from then on) and clears its cookies. The token itself stays
+// valid: it may be in use elsewhere, e.g. by the CLI.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
+	if err := c.d.Sessions.End(r.Context(), s.id); err != nil {
+		c.d.Log.Error("console: end session", "err", err)
+		c.bareError(w, r, http.StatusServiceUnavailable, "The session could not be ended. Try again in a moment.")
+		return
+	}
 	c.clearCookie(w, r, sessionCookie)
 	c.clearCookie(w, r, tenantCookie)
 	c.redirect(w, r, "/console/login", web.Flash{Kind: web.FlashInfo, Text: "Signed out."})
@@ -295,4 +330,19 @@ func withoutTenantParam(p string) string {
 	q.Del("tenant")
 	u.RawQuery = q.Encode()
 	return u.RequestURI()
+}
+
+// throttled reports whether an API error refused the request because its
+// address failed to authenticate too often (the admin API's limit, which
+// counts console sign-ins too), and the Retry-After seconds it gave.
+func throttled(err error) (retry string, ok bool) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeResourceExhausted {
+		return "", false
+	}
+	retry = ce.Meta().Get("Retry-After")
+	if retry == "" {
+		retry = "1"
+	}
+	return retry, true
 }

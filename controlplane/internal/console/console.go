@@ -14,10 +14,12 @@
 //   - MaxFormBytes: the largest request body the console reads (413 past
 //     it).
 //
-// Sessions are stateless: the session cookie holds the admin token sealed
+// The session cookie holds a random session id and the admin token sealed
 // with AES-GCM under a key derived from the master key, and an expiry
-// (Deps.SessionTTL, at most the token's own expiry). Every request checks
-// the token with WhoAmI, so a revoked token ends its sessions at once. POST
+// (Deps.SessionTTL, at most the token's own expiry). The id is recorded in
+// Deps.Sessions; every request checks it there (sign-out deletes it, so a
+// copied cookie stops working at once) and checks the token with WhoAmI, so
+// a revoked token ends its sessions at once too. POST
 // forms carry a CSRF token bound to the session cookie (HMAC under another
 // derived key), and cross-site POSTs (Origin or Sec-Fetch-Site) are refused.
 // Every response carries a strict Content-Security-Policy (no inline script
@@ -64,6 +66,10 @@ type Deps struct {
 	SecureCookies bool
 	// SessionTTL bounds a session's life. Default 12h.
 	SessionTTL time.Duration
+	// Sessions records live sessions so that sign-out ends them on the
+	// server (a copied cookie is refused once its session is signed out).
+	// Nil: in this process's memory only.
+	Sessions Sessions
 	// Stopping is closed when the server begins to shut down: live streams
 	// (server-sent events) end then, so that a graceful shutdown does not
 	// wait for browsers to leave. Nil: never.
@@ -95,6 +101,9 @@ func New(d Deps) (http.Handler, error) {
 	if d.SessionTTL <= 0 {
 		d.SessionTTL = 12 * time.Hour
 	}
+	if d.Sessions == nil {
+		d.Sessions = newMemSessions()
+	}
 	master := d.MasterKey
 	if master == nil {
 		master = make([]byte, 32)
@@ -113,7 +122,7 @@ func New(d Deps) (http.Handler, error) {
 	c := &Console{d: d, keys: k, static: st}
 	mux := http.NewServeMux()
 	c.routes(mux)
-	return securityHeaders(limitForms(mux)), nil
+	return securityHeaders(withPeer(limitForms(mux))), nil
 }
 
 // MaxFormBytes bounds the body of a console request (its forms are a few
@@ -174,6 +183,8 @@ func securityHeaders(next http.Handler) http.Handler {
 type session struct {
 	// api are the admin API's clients as this admin.
 	api *Clients
+	// id is the session's id (Deps.Sessions).
+	id []byte
 	// admin is WhoAmI's answer: name, roles.
 	admin   string
 	role    string

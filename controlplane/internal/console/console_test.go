@@ -216,6 +216,30 @@ func TestSessionEnds(t *testing.T) {
 			t.Fatalf("after logout: status %d, want 303", resp.StatusCode)
 		}
 	})
+
+	// A copy of the cookie (stolen, or kept by a second browser) no longer
+	// works once its session signs out: the session ends on the server.
+	t.Run("logout ends copied cookies", func(t *testing.T) {
+		b := h.login(t, cluster)
+		other := h.login(t, cluster) // another session, which must go on
+		copied := b.cookie("weir_session")
+		thief := h.browser(t)
+		u, _ := url.Parse(h.URL + "/console/")
+		thief.c.Jar.SetCookies(u, []*http.Cookie{{Name: "weir_session", Value: copied, Path: "/console"}})
+		if resp := thief.get(t, "/console/tenants"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("copied cookie before logout: status %d, want 200", resp.StatusCode)
+		}
+		if resp := b.post(t, "/console/logout", url.Values{"csrf": {b.CSRF}}, nil); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("logout: status %d", resp.StatusCode)
+		}
+		resp := thief.get(t, "/console/tenants")
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/console/login") {
+			t.Fatalf("copied cookie after logout: status %d, location %q; want a redirect to sign in", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if resp := other.get(t, "/console/tenants"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("another session after logout: status %d, want 200", resp.StatusCode)
+		}
+	})
 }
 
 func TestCSRF(t *testing.T) {
@@ -499,4 +523,32 @@ func hasOnAttr(n *htmlNode) bool {
 		}
 	}
 	return false
+}
+
+// TestFailedSignInsAreSlowed: after a few failed sign-ins from one address
+// the login form answers 429 with Retry-After, without checking the token
+// (the admin API's per-address limit sees the browser's address).
+func TestFailedSignInsAreSlowed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.browser(t)
+	b.page(t, "/console/login", http.StatusOK)
+	var codes []int
+	for range 8 {
+		resp := b.post(t, "/console/login", url.Values{"csrf": {b.CSRF}, "token": {"weir_adm_wrong"}}, nil)
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+	if codes[0] != http.StatusUnauthorized || codes[len(codes)-1] != http.StatusTooManyRequests {
+		t.Fatalf("statuses %v; want 401 first, then 429", codes)
+	}
+	if strings.Contains(string(b.Last), "weir_adm_wrong") {
+		t.Error("the token was echoed back")
+	}
+	resp := b.post(t, "/console/login", url.Values{"csrf": {b.CSRF}, "token": {h.Tokens[cluster]}}, nil)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("valid token from the throttled address: %d, want 429", resp.StatusCode)
+	}
 }

@@ -81,18 +81,36 @@ func deriveKeys(master []byte) (*keys, error) {
 	return &keys{session: aead, csrf: ck, flash: fk}, nil
 }
 
-// sessionAD is the additional data of sealed session cookies.
-var sessionAD = []byte(sessionCookie)
+// sessionAD is the additional data of sealed session cookies. Its version
+// suffix changed when cookies began to carry a session id, so that cookies
+// of the earlier layout no longer open.
+var sessionAD = []byte(sessionCookie + " v2")
+
+// sessionIDSize is the size of a session's random id.
+const sessionIDSize = 16
+
+// newSessionID returns a fresh random session id.
+func newSessionID() ([]byte, error) {
+	id := make([]byte, sessionIDSize)
+	if _, err := rand.Read(id); err != nil {
+		return nil, fmt.Errorf("console: session id: %w", err)
+	}
+	return id, nil
+}
 
 // seal returns the session cookie's value: base64url(nonce | AES-GCM(expiry
-// unix seconds, 8 bytes big endian | token)).
-func (k *keys) seal(token string, expires time.Time) (string, error) {
+// unix seconds, 8 bytes big endian | session id, 16 bytes | token)).
+func (k *keys) seal(sid []byte, token string, expires time.Time) (string, error) {
+	if len(sid) != sessionIDSize {
+		return "", errors.New("console: bad session id")
+	}
 	nonce := make([]byte, k.session.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", fmt.Errorf("console: nonce: %w", err)
 	}
-	plain := make([]byte, 8, 8+len(token))
+	plain := make([]byte, 8, 8+sessionIDSize+len(token))
 	binary.BigEndian.PutUint64(plain, uint64(expires.Unix()))
+	plain = append(plain, sid...)
 	plain = append(plain, token...)
 	return base64.RawURLEncoding.EncodeToString(k.session.Seal(nonce, nonce, plain, sessionAD)), nil
 }
@@ -100,22 +118,23 @@ func (k *keys) seal(token string, expires time.Time) (string, error) {
 // errNoSession: the cookie is missing, does not open, or has expired.
 var errNoSession = errors.New("no session")
 
-// open returns the token of a session cookie value that is still valid at
-// now.
-func (k *keys) open(value string, now time.Time) (string, error) {
+// open returns the session id and token of a session cookie value that is
+// still valid at now. Whether the session was ended server-side is the
+// caller's check (Sessions.Active).
+func (k *keys) open(value string, now time.Time) (sid []byte, token string, err error) {
 	raw, err := base64.RawURLEncoding.DecodeString(value)
 	n := k.session.NonceSize()
 	if err != nil || len(raw) < n+k.session.Overhead()+8 {
-		return "", errNoSession
+		return nil, "", errNoSession
 	}
 	plain, err := k.session.Open(nil, raw[:n], raw[n:], sessionAD)
-	if err != nil || len(plain) < 9 {
-		return "", errNoSession
+	if err != nil || len(plain) < 8+sessionIDSize+1 {
+		return nil, "", errNoSession
 	}
 	if exp := time.Unix(int64(binary.BigEndian.Uint64(plain[:8])), 0); !now.Before(exp) {
-		return "", errNoSession
+		return nil, "", errNoSession
 	}
-	return string(plain[8:]), nil
+	return plain[8 : 8+sessionIDSize], string(plain[8+sessionIDSize:]), nil
 }
 
 // csrfToken is the CSRF token bound to a cookie value: HMAC-SHA256 under

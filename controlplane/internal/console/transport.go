@@ -29,7 +29,12 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		sreq.Body = http.NoBody
 	}
 	sreq.RequestURI = req.URL.RequestURI()
+	// The API sees the browser's address (for its per-address limit on
+	// failed authentications), else "in-process".
 	sreq.RemoteAddr = "in-process"
+	if a, ok := req.Context().Value(peerKey{}).(string); ok && a != "" {
+		sreq.RemoteAddr = a
+	}
 	if sreq.Host == "" {
 		sreq.Host = req.URL.Host
 	}
@@ -141,4 +146,15 @@ func (b *cancelBody) Close() error {
 	b.cancel()
 	_ = b.r.CloseWithError(errors.New("console: response body closed"))
 	return nil
+}
+
+// peerKey is the context key of the browser's address (withPeer).
+type peerKey struct{}
+
+// withPeer passes the console request's remote address to the API requests
+// made for it in-process.
+func withPeer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), peerKey{}, r.RemoteAddr)))
+	})
 }

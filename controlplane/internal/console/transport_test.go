@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -136,23 +137,24 @@ func TestSessionSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1_700_000_000, 0)
-	v, err := k.seal("weir_adm_secret", now.Add(time.Hour))
+	sid := bytes.Repeat([]byte{4}, sessionIDSize)
+	v, err := k.seal(sid, "weir_adm_secret", now.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := k.open(v, now); err != nil || got != "weir_adm_secret" {
-		t.Fatalf("open = %q, %v", got, err)
+	if id, got, err := k.open(v, now); err != nil || got != "weir_adm_secret" || !bytes.Equal(id, sid) {
+		t.Fatalf("open = %x %q, %v", id, got, err)
 	}
-	if _, err := k.open(v, now.Add(time.Hour)); err == nil {
+	if _, _, err := k.open(v, now.Add(time.Hour)); err == nil {
 		t.Fatal("expired session opened")
 	}
 	b := []byte(v)
 	b[len(b)-3] ^= 1
-	if _, err := k.open(string(b), now); err == nil {
+	if _, _, err := k.open(string(b), now); err == nil {
 		t.Fatal("tampered session opened")
 	}
 	other, _ := deriveKeys(append(make([]byte, 31), 1))
-	if _, err := other.open(v, now); err == nil {
+	if _, _, err := other.open(v, now); err == nil {
 		t.Fatal("session opened under another master key")
 	}
 	if k.checkCSRF("session", v, k.csrfToken("login", v)) {

@@ -242,3 +242,43 @@ func TestUsageNotSentCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageExportNeutralisesFormulas: a caller-chosen model name, an
+// edge-given call id and names starting with '-' reach the CSV exports
+// (one line per call, and per day) only neutralised: no cell starts with
+// '=', '+', '-', '@', a tab or a carriage return (DESIGN §5).
+func TestUsageExportNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	now := time.Now().UTC()
+	seedCalls(t, h,
+		seededCall{tenant: "a", id: "@call", key: "-key", model: `=HYPERLINK("http://evil.example","x")`, record: "-rec", member: "-m", status: 200, outcome: "answered", cost: 1000, start: now.Add(-time.Hour)},
+		seededCall{tenant: "a", id: "+call", key: "-key", model: "+1+1", record: "-rec", member: "-m", status: 200, outcome: "answered", cost: 1000, start: now.Add(-time.Hour)},
+		seededCall{tenant: "a", id: "\tcall", key: "-key", model: "\r@SUM(A1)", record: "-rec", member: "-m", status: 200, outcome: "answered", cost: 1000, start: now.Add(-time.Hour)},
+	)
+	b := h.login(t, costA)
+	for _, g := range []string{"call", "day"} {
+		resp := b.get(t, "/console/usage/export.csv?tenant=a&range=24h&granularity="+g)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s export: %d\n%s", g, resp.StatusCode, b.Last)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b.Last)).ReadAll()
+		if err != nil || len(recs) < 2 {
+			t.Fatalf("%s export: %v, %d lines\n%s", g, err, len(recs), b.Last)
+		}
+		models := 0
+		for _, r := range recs[1:] {
+			for i, cell := range r {
+				if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+					t.Errorf("%s export: %s cell %q is not neutralised", g, recs[0][i], cell)
+				}
+			}
+			if strings.HasPrefix(r[7], "'") {
+				models++
+			}
+		}
+		if models != 3 {
+			t.Errorf("%s export: %d neutralised model cells, want 3\n%s", g, models, b.Last)
+		}
+	}
+}

@@ -58,6 +58,7 @@ type clients struct {
 	providers adminv1connect.ProviderServiceClient
 	edges     adminv1connect.EdgeServiceClient
 	doctor    adminv1connect.DoctorServiceClient
+	secrets   adminv1connect.SecretServiceClient
 }
 
 // bearer adds an admin token to every request.
@@ -115,6 +116,7 @@ func newEnv(t testing.TB) *env {
 		providers: adminv1connect.NewProviderServiceClient(hc, srv.URL),
 		edges:     adminv1connect.NewEdgeServiceClient(hc, srv.URL),
 		doctor:    adminv1connect.NewDoctorServiceClient(hc, srv.URL),
+		secrets:   adminv1connect.NewSecretServiceClient(hc, srv.URL),
 	}
 	return e
 }

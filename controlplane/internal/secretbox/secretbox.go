@@ -11,9 +11,16 @@
 //     dev mode from (created on first use) <varDir>/master.key /
 //     <varDir>/edge.key with mode 0600. Outside dev mode a missing key is
 //     ErrNoKey: the control plane refuses to start.
-//   - NewBox(key, rand) *Box; Box.Seal(plaintext) (ciphertext, nonce, err);
-//     Box.Open(ciphertext, nonce). AES-256-GCM, 12-byte nonce, no additional
-//     data.
+//   - NewBox(key, rand) *Box; Box.Seal(plaintext, ad) (ciphertext, nonce,
+//     err); Box.Open(ciphertext, nonce, ad). AES-256-GCM, 12-byte nonce,
+//     additional data ad: AdditionalData of the secret's row (seal version
+//     SealVersion), or nil for the rows of seal version 0 that ResealAll
+//     upgrades.
+//   - SealVersion, AdditionalData(tenantID, name, hosts): what binds a
+//     ciphertext at rest to its tenant, name and hosts (DESIGN §5).
+//   - RowAD(row): AdditionalData of a secrets row; ResealAll(ctx, db, box):
+//     re-seals every row of seal version 0 with it, in one transaction
+//     (run by `controlplane serve` at start and by `controlplane migrate`).
 //   - Seal(key, plaintext, rand) / Open(key, ciphertext): AES-256-GCM with
 //     the 12-byte nonce prepended and no additional data: what the edge's
 //     secrets.Open reads. The snapshot builder re-seals secrets with them.
@@ -26,13 +33,17 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // KeySize is the size of the master key and of the edge key (AES-256).
@@ -44,6 +55,53 @@ const NonceSize = 12
 // KeyVersion is the version of the current master key, stored with each
 // ciphertext (secrets.key_version) so that the key can be rotated later.
 const KeyVersion = 1
+
+// SealVersion is the seal version of the ciphertexts this package makes
+// at rest (secrets.seal_version): 1 = sealed with AdditionalData of the
+// row's tenant, name and hosts. Version 0 (rows written before it) was
+// sealed with no additional data; the control plane re-seals those at
+// start and on `controlplane migrate`.
+const SealVersion = 1
+
+// adPrefix starts every AdditionalData encoding: a label (so the encoding
+// can never be mistaken for another use of the master key) and the
+// encoding's version byte.
+const adPrefix = "weir secret ad\x00\x01"
+
+// AdditionalData returns the canonical additional data that binds a secret
+// at rest to its owner, name and hosts. tenant is the owning tenant's id;
+// a zero (invalid) tenant means a managed, cluster-owned secret, encoded
+// with its own owner tag so it never collides with any tenant. hosts are
+// sorted first, so their order does not matter, but their set does.
+//
+// The encoding is unambiguous: prefix "weir secret ad" 0x00, version 0x01;
+// owner tag 0x00 (managed) or 0x01 followed by the 16 id bytes; the name as
+// a 4-byte big-endian length and its bytes; the number of hosts as 4 bytes;
+// each host as a 4-byte length and its bytes.
+func AdditionalData(tenant pgtype.UUID, name string, hosts []string) []byte {
+	sorted := slices.Clone(hosts)
+	slices.Sort(sorted)
+	n := len(adPrefix) + 1 + 16 + 4 + len(name) + 4
+	for _, h := range sorted {
+		n += 4 + len(h)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, adPrefix...)
+	if tenant.Valid {
+		b = append(b, 1)
+		b = append(b, tenant.Bytes[:]...)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(name)))
+	b = append(b, name...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(sorted)))
+	for _, h := range sorted {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(h)))
+		b = append(b, h...)
+	}
+	return b
+}
 
 // Environment variables holding the keys.
 const (
@@ -155,21 +213,26 @@ func NewBox(key []byte, rnd io.Reader) (*Box, error) {
 	return &Box{aead: aead, rand: rnd}, nil
 }
 
-// Seal encrypts plaintext with a fresh nonce; store both (and KeyVersion).
-func (b *Box) Seal(plaintext []byte) (ciphertext, nonce []byte, err error) {
+// Seal encrypts plaintext with a fresh nonce and authenticates ad with it;
+// store ciphertext and nonce (and KeyVersion, SealVersion). ad is
+// AdditionalData of the row the ciphertext goes to; new ciphertexts are
+// always sealed with it.
+func (b *Box) Seal(plaintext, ad []byte) (ciphertext, nonce []byte, err error) {
 	nonce = make([]byte, NonceSize)
 	if _, err := io.ReadFull(b.rand, nonce); err != nil {
 		return nil, nil, fmt.Errorf("secretbox: nonce: %w", err)
 	}
-	return b.aead.Seal(nil, nonce, plaintext, nil), nonce, nil
+	return b.aead.Seal(nil, nonce, plaintext, ad), nonce, nil
 }
 
-// Open decrypts what Seal returned. Errors wrap ErrDecrypt.
-func (b *Box) Open(ciphertext, nonce []byte) ([]byte, error) {
+// Open decrypts what Seal returned; ad must be the additional data it was
+// sealed with (nil for seal version 0), so a ciphertext moved to another
+// tenant, name or host list does not open. Errors wrap ErrDecrypt.
+func (b *Box) Open(ciphertext, nonce, ad []byte) ([]byte, error) {
 	if len(nonce) != NonceSize {
 		return nil, fmt.Errorf("secretbox: nonce of %d bytes: %w", len(nonce), ErrDecrypt)
 	}
-	p, err := b.aead.Open(nil, nonce, ciphertext, nil)
+	p, err := b.aead.Open(nil, nonce, ciphertext, ad)
 	if err != nil {
 		return nil, fmt.Errorf("secretbox: open: %w", ErrDecrypt)
 	}

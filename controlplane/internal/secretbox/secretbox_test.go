@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 var key = bytes.Repeat([]byte{7}, KeySize)
@@ -22,24 +24,30 @@ func TestBoxRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, nonce, err := b.Seal([]byte("sk-value"))
+	ad := []byte("row")
+	ct, nonce, err := b.Seal([]byte("sk-value"), ad)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(nonce) != NonceSize || bytes.Contains(ct, []byte("sk-value")) {
 		t.Fatalf("nonce %d bytes, ciphertext holds plaintext: %v", len(nonce), bytes.Contains(ct, []byte("sk-value")))
 	}
-	got, err := b.Open(ct, nonce)
+	got, err := b.Open(ct, nonce, ad)
 	if err != nil || string(got) != "sk-value" {
 		t.Fatalf("Open = %q, %v", got, err)
 	}
+	for _, other := range [][]byte{nil, []byte("other row")} {
+		if _, err := b.Open(ct, nonce, other); !errors.Is(err, ErrDecrypt) {
+			t.Errorf("Open with additional data %q = %v, want ErrDecrypt", other, err)
+		}
+	}
 	ct[0] ^= 1
-	if _, err := b.Open(ct, nonce); !errors.Is(err, ErrDecrypt) {
+	if _, err := b.Open(ct, nonce, ad); !errors.Is(err, ErrDecrypt) {
 		t.Errorf("tampered Open = %v, want ErrDecrypt", err)
 	}
 	other, _ := NewBox(bytes.Repeat([]byte{8}, KeySize), nil)
 	ct[0] ^= 1
-	if _, err := other.Open(ct, nonce); !errors.Is(err, ErrDecrypt) {
+	if _, err := other.Open(ct, nonce, ad); !errors.Is(err, ErrDecrypt) {
 		t.Errorf("wrong key Open = %v, want ErrDecrypt", err)
 	}
 }
@@ -133,5 +141,46 @@ func TestMasterKey(t *testing.T) {
 	bad := func(string) string { return "short" }
 	if _, err := MasterKey(bad, true, dir); !errors.Is(err, ErrBadKey) {
 		t.Fatalf("bad env key = %v, want ErrBadKey", err)
+	}
+}
+
+// TestAdditionalData checks that the encoding binding a ciphertext to its
+// row is canonical (host order does not matter) and unambiguous: every
+// change of owner, name or host set, and every shift of bytes between
+// fields, gives different additional data.
+func TestAdditionalData(t *testing.T) {
+	t.Parallel()
+	t1 := pgtype.UUID{Bytes: [16]byte{1}, Valid: true}
+	t2 := pgtype.UUID{Bytes: [16]byte{2}, Valid: true}
+	zero := pgtype.UUID{Valid: true} // the nil uuid as a tenant id is not "managed"
+	managed := pgtype.UUID{}
+	base := AdditionalData(t1, "key", []string{"a.example", "b.example"})
+	if !bytes.Equal(base, AdditionalData(t1, "key", []string{"b.example", "a.example"})) {
+		t.Error("host order changes the additional data")
+	}
+	want := "weir secret ad\x00\x01\x01" + string(t1.Bytes[:]) +
+		"\x00\x00\x00\x03key\x00\x00\x00\x02\x00\x00\x00\x09a.example\x00\x00\x00\x09b.example"
+	if string(base) != want {
+		t.Errorf("AdditionalData = %q, want %q", base, want)
+	}
+	others := map[string][]byte{
+		"other tenant":    AdditionalData(t2, "key", []string{"a.example", "b.example"}),
+		"managed":         AdditionalData(managed, "key", []string{"a.example", "b.example"}),
+		"nil uuid tenant": AdditionalData(zero, "key", []string{"a.example", "b.example"}),
+		"other name":      AdditionalData(t1, "key2", []string{"a.example", "b.example"}),
+		"host dropped":    AdditionalData(t1, "key", []string{"a.example"}),
+		"host added":      AdditionalData(t1, "key", []string{"a.example", "b.example", "c.example"}),
+		"hosts joined":    AdditionalData(t1, "key", []string{"a.exampleb.example"}),
+		"name into host":  AdditionalData(t1, "", []string{"key", "a.example", "b.example"}),
+	}
+	seen := map[string]string{string(base): "base"}
+	for name, ad := range others {
+		if prev, dup := seen[string(ad)]; dup {
+			t.Errorf("%s encodes like %s", name, prev)
+		}
+		seen[string(ad)] = name
+	}
+	if bytes.Equal(AdditionalData(managed, "k", nil), AdditionalData(zero, "k", nil)) {
+		t.Error("managed and the nil uuid tenant collide")
 	}
 }

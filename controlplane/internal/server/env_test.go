@@ -20,6 +20,7 @@ import (
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/server"
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/controlplane/internal/throttle"
 	"weir.dev/db/pgtest"
 	"weir.dev/db/sqlc"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
@@ -132,7 +133,11 @@ func newEnv(t *testing.T) *env {
 	}
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httptest.NewServer(server.Handler(server.Deps{Store: st, Box: box, Log: log}))
+	// The authorization matrix sends a bad token to every procedure: its
+	// limiter lets every failure through (TestBadTokensAreSlowedPerAddress
+	// tests the default one).
+	lim := throttle.New(throttle.Config{Burst: 1 << 20})
+	srv := httptest.NewServer(server.Handler(server.Deps{Store: st, Box: box, Log: log, AuthLimiter: lim}))
 	t.Cleanup(srv.Close)
 	e := &env{t: t, st: st, url: srv.URL, logs: logs, responses: &syncBuffer{},
 		tokens: map[string]string{}, as: map[string]*clients{}, ids: map[string]pgtype.UUID{}}

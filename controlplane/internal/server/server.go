@@ -49,6 +49,7 @@ import (
 	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/controlplane/internal/throttle"
 	"weir.dev/db/pgserver"
 	"weir.dev/listen"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
@@ -219,6 +220,10 @@ type Deps struct {
 	// plain-HTTP requests (behind a TLS-terminating proxy).
 	MasterKey            []byte
 	ConsoleSecureCookies bool
+	// AuthLimiter slows down repeated failed admin-token checks and console
+	// sign-ins per client address; nil: one with throttle's defaults (5
+	// failures, then one per second).
+	AuthLimiter *throttle.Limiter
 	// Stopping is closed when the server begins to shut down; the console's
 	// long-lived streams end then instead of holding the shutdown up. Nil:
 	// never.
@@ -238,9 +243,12 @@ func Handler(d Deps) http.Handler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.AuthLimiter == nil {
+		d.AuthLimiter = throttle.New(throttle.Config{Now: d.Now})
+	}
 	limits := d.Limits.withDefaults()
 	opts := append(limits.handlerOptions(),
-		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log), fillSlot{}))
+		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log, auth.WithLimiter(d.AuthLimiter)), fillSlot{}))
 	services := http.NewServeMux()
 	admin.Register(services, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker}, opts...)
 	provider.Register(services, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now, Resetter: d.Resetter}, opts...)
@@ -249,7 +257,7 @@ func Handler(d Deps) http.Handler {
 	mux := http.NewServeMux()
 	// Everything but the public endpoints below needs a token, unknown
 	// paths included.
-	mux.Handle("/", auth.RequireToken(d.Store.Q, d.Log, services))
+	mux.Handle("/", auth.RequireToken(d.Store.Q, d.Log, d.AuthLimiter, services))
 	public := limits.handlerOptions()
 	mux.Handle(grpchealth.NewHandler(&checker{store: d.Store, services: names}, public...))
 	reflector := grpcreflect.NewStaticReflector(names...)
@@ -257,7 +265,7 @@ func Handler(d Deps) http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, public...))
 	// The console calls the API above in-process, as the signed-in admin.
 	api := http.Handler(mux)
-	ui, err := console.New(console.Deps{API: api, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Stopping: d.Stopping, Now: d.Now, Log: d.Log})
+	ui, err := console.New(console.Deps{API: api, Sessions: pgSessions{d.Store}, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Stopping: d.Stopping, Now: d.Now, Log: d.Log})
 	if err != nil {
 		// Only a master key shorter than 32 bytes gets here; Run loads
 		// 32-byte keys.
@@ -298,6 +306,9 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer st.Close()
+	if _, err := resealAll(ctx, st, box, log); err != nil {
+		return err
+	}
 	raw, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -319,6 +330,43 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	}
 	log.Info("admin API listening", "addr", ln.Addr().String(), "tls", cfg.TLS.Enabled(), "dev", cfg.Dev)
 	return Serve(ctx, ln, Handler(deps), log, cfg.ShutdownTimeout)
+}
+
+// ResealSecrets re-seals every secret of an older seal version with its
+// tenant, name and hosts as additional data (secretbox.ResealAll), as
+// `controlplane migrate` does after the migrations. It loads the master key
+// only when such secrets exist: without one (and outside --dev) it fails,
+// saying how many wait.
+func ResealSecrets(ctx context.Context, cfg Config, getenv func(string) string, st *store.Store, log *slog.Logger) error {
+	n, err := st.Q.CountSecretsBelowSealVersion(ctx, secretbox.SealVersion)
+	if err != nil {
+		return fmt.Errorf("count secrets to re-seal: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	master, err := secretbox.MasterKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
+		return fmt.Errorf("%d secrets must be re-sealed under the master key: %w", n, err)
+	}
+	box, err := secretbox.NewBox(master, nil)
+	if err != nil {
+		return err
+	}
+	_, err = resealAll(ctx, st, box, log)
+	return err
+}
+
+// resealAll runs secretbox.ResealAll and logs how many secrets it re-sealed.
+func resealAll(ctx context.Context, st *store.Store, box *secretbox.Box, log *slog.Logger) (int, error) {
+	n, err := secretbox.ResealAll(ctx, st.Pool(), box)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		log.Info("re-sealed secrets with their tenant, name and hosts", "count", n)
+	}
+	return n, nil
 }
 
 // OpenDatabase returns the DSN of the control plane's database: cfg's
