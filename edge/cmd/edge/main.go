@@ -54,6 +54,9 @@ type Config struct {
 	Grace       time.Duration
 	Poll        time.Duration
 	MaxBody     int64
+	// BodyTimeout bounds the time a caller may take to send a whole
+	// request body (gateway.Config.BodyTimeout).
+	BodyTimeout time.Duration
 }
 
 // Validate reports every problem of c.
@@ -84,6 +87,9 @@ func (c Config) Validate() error {
 	if c.MaxBody <= 0 {
 		errs = append(errs, errors.New("--max-body must be positive"))
 	}
+	if c.BodyTimeout <= 0 {
+		errs = append(errs, errors.New("--body-timeout must be positive"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -109,6 +115,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
 	fs.DurationVar(&c.Poll, "poll", time.Second, "how often the config file is checked for changes")
 	fs.Int64Var(&c.MaxBody, "max-body", 32<<20, "largest request body accepted, bytes")
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", gateway.DefaultBodyTimeout, "how long a caller may take to send a whole request body (slower: 408)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -184,7 +191,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	}
 	metrics := gateway.NewMetrics()
 	gw, err := gateway.New(gateway.Config{
-		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
+		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, BodyTimeout: cfg.BodyTimeout, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
 		Adapters: map[routing.WireFormat]wire.Adapter{
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
 		},

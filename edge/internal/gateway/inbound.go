@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
@@ -29,21 +28,20 @@ type bodyFields struct {
 	} `json:"stream_options"`
 }
 
-// errBodyTooLarge is reported as 413.
-var errBodyTooLarge = errors.New("request body too large")
-
 // readInbound reads and checks a caller's request body. Problems are
 // returned as the gateway's own 4xx errors (invalid_request), never panics.
-func readInbound(r *http.Request, ep routing.Endpoint, maxBody int64) (*Inbound, *routing.Error) {
-	body, err := readBody(http.MaxBytesReader(nil, r.Body, maxBody), r.ContentLength, maxBody)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, &routing.Error{Status: http.StatusRequestEntityTooLarge, Code: routing.CodeInvalidRequest, Message: "request body is larger than the gateway accepts"}
-		}
-		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body could not be read"}
+func readInbound(r *http.Request, rc *http.ResponseController, ep routing.Endpoint, br *bodyReader) (*Inbound, *routing.Error) {
+	body, e := br.read(r, rc)
+	if e != nil {
+		return nil, e
 	}
-	in := &Inbound{Endpoint: ep, Body: body, Header: r.Header}
+	return parseInbound(body, ep, r.Header)
+}
+
+// parseInbound checks a caller's request body and reads the fields the
+// edge routes and prices by.
+func parseInbound(body []byte, ep routing.Endpoint, h http.Header) (*Inbound, *routing.Error) {
+	in := &Inbound{Endpoint: ep, Body: body, Header: h}
 	var f bodyFields
 	if err := json.Unmarshal(body, &f); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -111,17 +109,3 @@ func apiKey(h http.Header) string {
 // reservations (R-HEAD-3, R-COST-1): about four bytes of body a token. It
 // overestimates for JSON overhead, which errs on the side of reserving more.
 func estimateInputTokens(body []byte) int64 { return int64(len(body)+3) / 4 }
-
-// readBody reads a request body whole, into a buffer sized from its
-// Content-Length when it gives one (no regrowing on the hot path).
-func readBody(r io.Reader, length, max int64) ([]byte, error) {
-	if length <= 0 || length > max {
-		return io.ReadAll(r)
-	}
-	// net/http ends a body at its Content-Length, so this is all of it.
-	b := make([]byte, length)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
