@@ -65,6 +65,9 @@ type Config struct {
 	// profiles and the command line are not for whoever reaches that port
 	// (R-SEC-2).
 	PProf bool
+	// BodyTimeout bounds the time a caller may take to send a whole
+	// request body (gateway.Config.BodyTimeout).
+	BodyTimeout time.Duration
 }
 
 // Validate reports every problem of c.
@@ -96,6 +99,9 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("--max-body must be positive"))
 	}
 	errs = append(errs, c.TLS.Validate())
+	if c.BodyTimeout <= 0 {
+		errs = append(errs, errors.New("--body-timeout must be positive"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -124,6 +130,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.TLS.Cert, "tls-cert", getenv("WEIR_EDGE_TLS_CERT"), "serve the gateway over TLS with this PEM certificate (chain), re-read when it changes [WEIR_EDGE_TLS_CERT]")
 	fs.StringVar(&c.TLS.Key, "tls-key", getenv("WEIR_EDGE_TLS_KEY"), "the PEM private key of --tls-cert [WEIR_EDGE_TLS_KEY]")
 	fs.BoolVar(&c.PProf, "pprof", false, "serve Go profiling (/debug/pprof/) on the admin listener")
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", gateway.DefaultBodyTimeout, "how long a caller may take to send a whole request body (slower: 408)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -210,7 +217,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	}
 	metrics := gateway.NewMetrics()
 	gw, err := gateway.New(gateway.Config{
-		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
+		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, BodyTimeout: cfg.BodyTimeout, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
 		Adapters: map[routing.WireFormat]wire.Adapter{
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
 		},

@@ -281,3 +281,66 @@ func TestNATSPortsRSEC2(t *testing.T) {
 		t.Fatalf("natsPorts(\"\") = %v", got)
 	}
 }
+
+// The gateway's listener bounds what a caller can make it hold (DESIGN.md
+// §5): a body slower than --body-timeout is answered 408, and headers above
+// the server's limit 431, on the binary's own server.
+func TestListenerLimits(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	getenv := func(k string) string {
+		if k == "TEST_KEY" {
+			return "sk-x"
+		}
+		return ""
+	}
+	go func() {
+		done <- run(ctx, []string{"--config", writeConfig(t, "http://127.0.0.1:1"), "--listen", addr, "--admin-listen", "",
+			"--shutdown-grace", "1s", "--body-timeout", "300ms"}, getenv, io.Discard, &stderr)
+	}()
+	for i := 0; ; i++ {
+		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if i > 100 {
+			t.Fatalf("edge not ready: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ask := func(head string) (*http.Response, time.Duration) {
+		t.Helper()
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		// The server may answer before it has read everything.
+		go func() { _, _ = io.WriteString(conn, head) }()
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		resp.Body.Close()
+		return resp, time.Since(start)
+	}
+	resp, took := ask("POST /v1/chat/completions HTTP/1.1\r\nHost: e\r\nAuthorization: Bearer k-test\r\nContent-Length: 100\r\n\r\n{\"model\":")
+	if resp.StatusCode != http.StatusRequestTimeout || resp.Header.Get("X-Weir-Error") != "invalid_request" || took < 250*time.Millisecond {
+		t.Fatalf("slow body: %d %v after %v", resp.StatusCode, resp.Header, took)
+	}
+	resp, _ = ask("GET /healthz HTTP/1.1\r\nHost: e\r\nX-Pad: " + strings.Repeat("a", 2<<20) + "\r\n\r\n")
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("2 MiB of headers: %d", resp.StatusCode)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}

@@ -70,6 +70,8 @@ type callRun struct {
 	// r is the caller's request; the sink gets its context without its
 	// cancellation.
 	r *http.Request
+	// bodyRead is set once the caller's body was read whole.
+	bodyRead bool
 }
 
 // serveCall runs one call from its caller's request to its one answer
@@ -88,12 +90,12 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 		c.fail(invalidKey())
 		return
 	}
-	in, e := readInbound(r, ep, g.cfg.MaxBodyBytes)
+	in, e := readInbound(r, c.out.rc, ep, g.body)
 	if e != nil {
 		c.fail(e)
 		return
 	}
-	c.in = in
+	c.in, c.bodyRead = in, true
 	regions, e := routing.ParseRegions(strings.Join(r.Header.Values("X-Weir-Regions"), ","))
 	if e != nil {
 		c.fail(e)
@@ -439,6 +441,9 @@ func (c *callRun) fail(e *routing.Error) {
 		return
 	}
 	c.metaHeaders(c.out.rw.Header())
+	if !c.bodyRead {
+		closeUnread(c.out.rw.Header(), c.r)
+	}
 	writeError(c.out.rw, c.ep, e, c.weirJSON())
 	c.out.markStarted()
 	c.delivered = true

@@ -39,12 +39,19 @@ type Affinity interface {
 // Config holds the gateway's settings; zero values take defaults.
 type Config struct {
 	EdgeID string
-	// MaxBodyBytes bounds a request body (default 32 MiB).
+	// MaxBodyBytes bounds a request body (default 32 MiB): a larger one is
+	// refused with 413 invalid_request, before it is read when its
+	// Content-Length says so.
 	MaxBodyBytes int64
-	Registry     *Registry
-	States       *routing.States
-	Adapters     map[routing.WireFormat]wire.Adapter
-	Signer       Signer
+	// BodyTimeout bounds the time a caller may take to send a whole request
+	// body, from when the gateway starts reading it: a slower one is refused
+	// with 408 invalid_request. Zero means DefaultBodyTimeout; negative
+	// means no bound (for tests). The answer's time is not bounded by it.
+	BodyTimeout time.Duration
+	Registry    *Registry
+	States      *routing.States
+	Adapters    map[routing.WireFormat]wire.Adapter
+	Signer      Signer
 	// SignErrorKind classifies Signer errors (R-END-3, R-END-4).
 	SignErrorKind func(error) routing.FailureKind
 	Transport     http.RoundTripper
@@ -63,8 +70,9 @@ type Config struct {
 
 // Gateway is the edge's HTTP handler for callers.
 type Gateway struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg  Config
+	mux  *http.ServeMux
+	body *bodyReader
 }
 
 // New returns a gateway; cfg.Registry, cfg.Adapters and cfg.Transport are
@@ -75,6 +83,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	if cfg.States == nil {
 		cfg.States = routing.NewStates()
@@ -106,7 +117,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	g := &Gateway{cfg: cfg, mux: http.NewServeMux()}
+	g := &Gateway{cfg: cfg, mux: http.NewServeMux(), body: newBodyReader(cfg.MaxBodyBytes, cfg.BodyTimeout)}
 	g.mux.HandleFunc("POST /v1/chat/completions", g.endpoint(routing.EndpointChatCompletions))
 	g.mux.HandleFunc("POST /v1/embeddings", g.endpoint(routing.EndpointEmbeddings))
 	g.mux.HandleFunc("POST /v1/responses", g.endpoint(routing.EndpointResponses))
@@ -145,6 +156,7 @@ func (g *Gateway) notFound(w http.ResponseWriter, r *http.Request) {
 		ep = routing.EndpointMessages
 	}
 	w.Header().Set(hCallID, newCallID())
+	closeUnread(w.Header(), r)
 	writeError(w, ep, &routing.Error{Status: http.StatusNotFound, Code: routing.CodeInvalidRequest, Message: r.Method + " " + r.URL.Path + " is not an endpoint of this gateway"}, weirJSON{})
 }
 

@@ -108,6 +108,8 @@ type harnessOpts struct {
 	budgets gateway.Budgets
 	// log is the gateway's logger.
 	log *slog.Logger
+	// cfg changes the gateway's config last.
+	cfg func(*gateway.Config)
 }
 
 // newHarnessOpts is newHarness set up by opts.
@@ -190,11 +192,15 @@ func newHarnessOpts(t *testing.T, opts harnessOpts, specs ...recordSpec) *harnes
 	if opts.adapters != nil {
 		opts.adapters(adapters)
 	}
-	gw, err := gateway.New(gateway.Config{
+	cfg := gateway.Config{
 		EdgeID: "edge-test", Registry: reg, States: h.states, Adapters: adapters,
 		Signer: upauth.New(store, &http.Client{Transport: transport}, time.Now), SignErrorKind: upauth.Kind,
 		Transport: transport, Sink: sink, KeepAlive: 150 * time.Millisecond, Budgets: opts.budgets, Log: opts.log,
-	})
+	}
+	if opts.cfg != nil {
+		opts.cfg(&cfg)
+	}
+	gw, err := gateway.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

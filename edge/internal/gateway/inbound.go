@@ -1,9 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
@@ -29,21 +29,20 @@ type bodyFields struct {
 	} `json:"stream_options"`
 }
 
-// errBodyTooLarge is reported as 413.
-var errBodyTooLarge = errors.New("request body too large")
-
 // readInbound reads and checks a caller's request body. Problems are
 // returned as the gateway's own 4xx errors (invalid_request), never panics.
-func readInbound(r *http.Request, ep routing.Endpoint, maxBody int64) (*Inbound, *routing.Error) {
-	body, err := readBody(http.MaxBytesReader(nil, r.Body, maxBody), r.ContentLength, maxBody)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, &routing.Error{Status: http.StatusRequestEntityTooLarge, Code: routing.CodeInvalidRequest, Message: "request body is larger than the gateway accepts"}
-		}
-		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body could not be read"}
+func readInbound(r *http.Request, rc *http.ResponseController, ep routing.Endpoint, br *bodyReader) (*Inbound, *routing.Error) {
+	body, e := br.read(r, rc)
+	if e != nil {
+		return nil, e
 	}
-	in := &Inbound{Endpoint: ep, Body: body, Header: r.Header}
+	return parseInbound(body, ep, r.Header)
+}
+
+// parseInbound checks a caller's request body and reads the fields the
+// edge routes and prices by.
+func parseInbound(body []byte, ep routing.Endpoint, h http.Header) (*Inbound, *routing.Error) {
+	in := &Inbound{Endpoint: ep, Body: body, Header: h}
 	var f bodyFields
 	if err := json.Unmarshal(body, &f); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -51,6 +50,16 @@ func readInbound(r *http.Request, ep routing.Endpoint, maxBody int64) (*Inbound,
 			return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body field " + typeErr.Field + " has the wrong type"}
 		}
 		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body is not a valid JSON object"}
+	}
+	if e := oneReading(body); e != nil {
+		return nil, e
+	}
+	if f.StreamOptions != nil {
+		if so, _ := wire.TopValue(body, "stream_options"); len(so) > 0 && so[0] == '{' {
+			if e := oneReadingOf(so, "include_usage"); e != nil {
+				return nil, e
+			}
+		}
 	}
 	var problems []string
 	if f.Model == nil || strings.TrimSpace(*f.Model) == "" {
@@ -112,16 +121,69 @@ func apiKey(h http.Header) string {
 // overestimates for JSON overhead, which errs on the side of reserving more.
 func estimateInputTokens(body []byte) int64 { return int64(len(body)+3) / 4 }
 
-// readBody reads a request body whole, into a buffer sized from its
-// Content-Length when it gives one (no regrowing on the hot path).
-func readBody(r io.Reader, length, max int64) ([]byte, error) {
-	if length <= 0 || length > max {
-		return io.ReadAll(r)
+// oneReading refuses a body (already known to be valid JSON) that providers
+// could read otherwise than the edge (R-SEC-5): a routed field given twice,
+// or under another spelling of its name — another case ("MODEL", which
+// encoding/json, and so a Go provider, reads as "model"; Unicode folding
+// included, e.g. the Kelvin sign for k), or JSON escapes ("mod\u0065l",
+// which every JSON reader decodes to "model"). Names are compared as written,
+// so the one spelling accepted is the plain one, once; then every reader —
+// case-sensitive, case-insensitive, first-wins or last-wins — reads the
+// same values the edge checked and priced.
+func oneReading(body []byte) *routing.Error {
+	return oneReadingOf(body, "model", "stream", "max_tokens", "max_completion_tokens", "max_output_tokens", "stream_options")
+}
+
+// oneReadingOf is oneReading for the given names of the object b.
+func oneReadingOf(b []byte, names ...string) *routing.Error {
+	var seen uint32
+	err := wire.ScanTop(b, func(raw, _ []byte) error {
+		for i, n := range names {
+			if string(raw) == n {
+				if seen&(1<<i) != 0 {
+					return &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body field " + n + " appears more than once"}
+				}
+				seen |= 1 << i
+				return nil
+			}
+		}
+		if bytes.IndexByte(raw, '\\') < 0 && isASCII(raw) {
+			for _, n := range names {
+				if bytes.EqualFold(raw, []byte(n)) {
+					return spelledOtherwise(n)
+				}
+			}
+			return nil
+		}
+		var key string
+		if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &key) != nil {
+			return nil
+		}
+		for _, n := range names {
+			if strings.EqualFold(key, n) {
+				return spelledOtherwise(n)
+			}
+		}
+		return nil
+	})
+	if e, ok := err.(*routing.Error); ok {
+		return e
 	}
-	// net/http ends a body at its Content-Length, so this is all of it.
-	b := make([]byte, length)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
+	if err != nil {
+		return &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body is not a valid JSON object"}
 	}
-	return b, nil
+	return nil
+}
+
+func spelledOtherwise(n string) *routing.Error {
+	return &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body field " + n + ` is spelled another way (another case, or JSON escapes); only "` + n + `" is accepted`}
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,13 +16,14 @@ func FuzzReadInbound(f *testing.F) {
 		`{"model":"gpt-x","messages":[]}`, `{"model":"m","stream":true,"max_tokens":5,"metadata":{"user_id":"u"}}`,
 		`{"model":5}`, `[]`, `{`, `{"model":"m","stream_options":{"include_usage":true},"prompt_cache_key":"k"}`,
 		`{"model":"m","max_tokens":-1}`, "\x00\xff", `{"model":"m","metadata":"x"}`,
+		`{"model":"m","MODEL":"n"}`, `{"mod\u0065l":"m"}`, `{"model":"m","max_tokens":1,"max_tokens":2}`, `{"model":"m","max_to\u212aens":5}`,
 	} {
 		f.Add(s, uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, body string, epn uint8) {
 		ep := routing.Endpoint(epn%4 + 1)
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
-		in, err := readInbound(r, ep, 1<<20)
+		in, err := readInbound(r, nil, ep, newBodyReader(1<<20, 0))
 		if err != nil {
 			if in != nil || err.Status < 400 || err.Status > 499 || err.Code != routing.CodeInvalidRequest {
 				t.Fatalf("bad refusal %+v", err)
@@ -31,7 +33,75 @@ func FuzzReadInbound(f *testing.F) {
 		if in.Model == "" || !bytes.Equal(in.Body, []byte(body)) || in.MaxOutput < 0 {
 			t.Fatalf("accepted %q as %+v", body, in)
 		}
+		// R-SEC-5: what the edge routes by is what a strict reader (names
+		// as decoded, compared case-sensitively, duplicates refused) reads.
+		strict, ok := strictFields([]byte(body))
+		if !ok {
+			t.Fatalf("accepted %q, which a strict reader refuses", body)
+		}
+		if string(strict["model"]) != strconvQuoteJSON(in.Model) {
+			t.Fatalf("accepted %q with model %q, a strict reader reads %s", body, in.Model, strict["model"])
+		}
+		stream := string(strict["stream"]) == "true"
+		if stream != in.Stream {
+			t.Fatalf("accepted %q with stream %v, a strict reader reads %s", body, in.Stream, strict["stream"])
+		}
+		var want int64
+		for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
+			if v := strict[k]; v != nil && string(v) != "null" && want == 0 {
+				if err := json.Unmarshal(v, &want); err != nil {
+					t.Fatalf("accepted %q whose %s a strict reader cannot read: %v", body, k, err)
+				}
+			}
+		}
+		if want != in.MaxOutput {
+			t.Fatalf("accepted %q with max output %d, a strict reader reads %d", body, in.MaxOutput, want)
+		}
 	})
+}
+
+// strictFields reads the routed fields of a JSON object as a strict
+// reader does: keys decoded, compared case-sensitively, a duplicate of any
+// routed key refused (ok false). Values are re-encoded canonically.
+func strictFields(b []byte) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	out := map[string]json.RawMessage{}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		k := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		switch k {
+		case "model", "stream", "max_tokens", "max_completion_tokens", "max_output_tokens", "stream_options":
+			if seen[k] {
+				return nil, false
+			}
+			seen[k] = true
+			if k == "model" {
+				var s string
+				if json.Unmarshal(v, &s) != nil {
+					return nil, false
+				}
+				v, _ = json.Marshal(s)
+			}
+			out[k] = v
+		}
+	}
+	return out, true
+}
+
+func strconvQuoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 func FuzzAPIKey(f *testing.F) {

@@ -282,3 +282,50 @@ func TopValue(b []byte, key string) ([]byte, error) {
 	}
 	return nil, nil
 }
+
+// ScanTop calls fn with each top-level member of the JSON object b, in
+// order and duplicates included: the member's key as written between its
+// quotes (escapes not resolved) and its raw value. It returns fn's first
+// error. b must be valid JSON; on other input ScanTop returns ErrNotObject
+// or calls fn with members of no particular meaning, and never panics.
+func ScanTop(b []byte, fn func(rawKey, value []byte) error) error {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ErrNotObject
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return ErrNotObject
+		}
+		switch b[i] {
+		case '}':
+			return nil
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return ErrNotObject
+		}
+		ks := i
+		ke, err := skipString(b, i)
+		if err != nil {
+			return err
+		}
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return ErrNotObject
+		}
+		vs := skipWS(b, i+1)
+		ve, err := skipValue(b, vs)
+		if err != nil {
+			return err
+		}
+		if err := fn(b[ks+1:ke-1], b[vs:ve]); err != nil {
+			return err
+		}
+		i = ve
+	}
+}
