@@ -259,7 +259,12 @@ func (c *callRun) attempts(ctx context.Context, lastMember string, lastCached in
 				peek, _ := io.ReadAll(io.LimitReader(resp.Body, routing.MaxErrorPeek))
 				_ = resp.Body.Close()
 				v = routing.ClassifyWith(m.Record.Wire, resp.StatusCode, resp.Header, peek, m.Record.RateLimitHeaders, now)
-				c.held[idx] = &heldAnswer{status: resp.StatusCode, header: resp.Header.Clone(), body: peek}
+				// R-SEC-6: the answer may be passed on as is; it never
+				// carries the member's key, token or signature.
+				secrets := secretsOf(ureq, m)
+				hdr := resp.Header.Clone()
+				redactHeader(hdr, secrets)
+				c.held[idx] = &heldAnswer{status: resp.StatusCode, header: hdr, body: redact(peek, secrets, len(peek) == routing.MaxErrorPeek)}
 			}
 		}
 		if v.Kind == routing.KindTimeout || v.Kind == routing.KindUnknownOutcome {
