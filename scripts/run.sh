@@ -49,9 +49,16 @@ if [ ! -f "$VAR/keys.env" ]; then
 		printf 'WEIR_MASTER_KEY=%s\nWEIR_EDGE_KEY=%s\n' "$(head -c32 /dev/urandom | base64)" "$(head -c32 /dev/urandom | base64)" >"$VAR/keys.env"
 	)
 fi
+# The config signing key (an Ed25519 seed) signs snapshots and commands; the
+# edges verify them with its public key (keys.env of an older run lacks it).
+if ! grep -q '^WEIR_CONFIG_SIGNING_KEY=' "$VAR/keys.env"; then
+	(umask 077 && printf 'WEIR_CONFIG_SIGNING_KEY=%s\n' "$(head -c32 /dev/urandom | base64)" >>"$VAR/keys.env")
+fi
 set -a
 . "$VAR/keys.env"
 set +a
+WEIR_CONFIG_PUBLIC_KEY=$(controlplane config-public-key) || die "controlplane config-public-key failed (see above)"
+export WEIR_CONFIG_PUBLIC_KEY
 export WEIR_CONFIG_DIR=$VAR/cli
 unset NATS_URL # the control plane embeds its own NATS server
 

@@ -3,6 +3,7 @@ package systest
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -111,12 +112,20 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 		t.Fatal(err)
 	}
 
+	_, signingKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.env = childEnv(map[string]string{
 		"DATABASE_URL":    s.dbDSN,
 		"NATS_URL":        s.nats.url(),
 		"WEIR_MASTER_KEY": randomKey(t),
 		"WEIR_EDGE_KEY":   randomKey(t),
 		"WEIR_CONFIG_DIR": s.cliDir,
+		// The control plane signs snapshots and commands with the seed;
+		// the edges verify with its public key.
+		"WEIR_CONFIG_SIGNING_KEY": base64.StdEncoding.EncodeToString(signingKey.Seed()),
+		"WEIR_CONFIG_PUBLIC_KEY":  base64.StdEncoding.EncodeToString(signingKey.Public().(ed25519.PublicKey)),
 	})
 
 	// Control plane: migrations, the first admin, then the server.

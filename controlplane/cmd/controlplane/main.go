@@ -4,6 +4,7 @@
 //	controlplane [serve] [--listen ADDR] [--database-url DSN] [--nats-url URL] [--nats-listen ADDR] [--dev] [--var-dir DIR]
 //	controlplane bootstrap-admin [--name NAME] [--force] [--database-url DSN] [--dev]
 //	controlplane migrate [--database-url DSN] [--dev]
+//	controlplane config-public-key [--dev] [--var-dir DIR]
 //
 // Environment: WEIR_CP_LISTEN (default 127.0.0.1:7070), DATABASE_URL,
 // NATS_URL (in dev mode, unset starts an embedded NATS server with
@@ -12,7 +13,10 @@
 // log names — with its state in <var-dir>/nats; outside dev mode, unset
 // runs no distribution),
 // WEIR_MASTER_KEY (32 bytes, base64 or hex; required unless --dev, which
-// keeps one in <var-dir>/master.key), WEIR_EDGE_KEY (likewise edge.key).
+// keeps one in <var-dir>/master.key), WEIR_EDGE_KEY (likewise edge.key),
+// WEIR_CONFIG_SIGNING_KEY (the 32-byte Ed25519 seed that signs config
+// snapshots and commands; likewise config-signing.key; config-public-key
+// prints the public key edges take as --config-public-key).
 // Exit status: 0 on success, 1 on failure, 2 on bad usage.
 package main
 

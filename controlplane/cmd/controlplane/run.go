@@ -59,9 +59,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
 		fs.BoolVar(&force, "force", false, "create a token even though a cluster admin exists")
-	case "migrate":
+	case "migrate", "config-public-key":
 	default:
-		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate)\n", cmd)
+		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate, config-public-key)\n", cmd)
 		return exitUsage
 	}
 	if err := fs.Parse(args); err != nil {
@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitUsage
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil && cmd != "config-public-key" { // it needs no database
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitUsage
 	}
@@ -95,6 +95,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = migrate(ctx, cfg, getenv, log)
 		if err == nil {
 			fmt.Fprintln(stdout, "migrations applied")
+		}
+	case "config-public-key":
+		var pub string
+		pub, err = server.ConfigPublicKey(cfg, getenv)
+		if err == nil {
+			fmt.Fprintln(stdout, pub)
 		}
 	case "bootstrap-admin":
 		var token string

@@ -36,6 +36,9 @@ type PublisherConfig struct {
 	Batch int
 	// Log receives failures, never secret values; nil discards.
 	Log *slog.Logger
+	// Signer signs every value put into the bucket (DESIGN.md §4).
+	// Required.
+	Signer *Signer
 }
 
 // Publisher turns committed config changes into snapshots in WEIR_CONFIG
@@ -309,10 +312,16 @@ func (p *Publisher) republish(ctx context.Context, revs []sqlc.ConfigRevision) (
 }
 
 // publish builds owner's snapshot (store.Cluster: the cluster's) from the
-// current state and puts it in the bucket unless the bucket already holds
-// that version or a later one. A tenant that no longer exists has its key
-// deleted. It returns the version published (0 for a deletion).
+// current state and puts it, signed, in the bucket unless the bucket
+// already holds that version or a later one signed by this control plane.
+// A tenant that no longer exists gets a signed tombstone. It returns the
+// version published (0 for a tombstone).
 func (p *Publisher) publish(ctx context.Context, owner pgtype.UUID) (uint64, error) {
+	return p.publishTo(ctx, p.kv, owner)
+}
+
+// publishTo is publish into kv, a handle of WEIR_CONFIG.
+func (p *Publisher) publishTo(ctx context.Context, kv jetstream.KeyValue, owner pgtype.UUID) (uint64, error) {
 	key := ownerKey(owner)
 	var msg proto.Message
 	var version uint64
@@ -329,7 +338,9 @@ func (p *Publisher) publish(ctx context.Context, owner pgtype.UUID) (uint64, err
 	} else {
 		rows, err := snapshot.LoadTenant(ctx, p.st.Pool(), owner)
 		if errors.Is(err, snapshot.ErrTenantNotFound) {
-			if err := p.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			// A signed tombstone, not a deletion: an edge takes no
+			// unsigned word for a tenant's end.
+			if _, err := putIfNewer(ctx, kv, p.cfg.Signer, key, tombstoneVersion, nil); err != nil {
 				return 0, fmt.Errorf("distrib: withdraw %s: %w", key, err)
 			}
 			return 0, nil
@@ -347,7 +358,7 @@ func (p *Publisher) publish(ctx context.Context, owner pgtype.UUID) (uint64, err
 	if err != nil {
 		return 0, fmt.Errorf("distrib: marshal %s: %w", key, err)
 	}
-	if _, err := putIfNewer(ctx, p.kv, key, version, data); err != nil {
+	if _, err := putIfNewer(ctx, kv, p.cfg.Signer, key, version, data); err != nil {
 		return 0, err
 	}
 	return version, nil

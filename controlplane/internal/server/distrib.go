@@ -31,7 +31,7 @@ type distribution struct {
 // ctx ends). Without a URL outside dev mode it runs nothing and says so:
 // the admin API works, but changes wait in the outbox (the doctor reports
 // outbox_stalled) and no usage is ingested.
-func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey []byte, log *slog.Logger) (*distribution, error) {
+func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, log *slog.Logger) (*distribution, error) {
 	url := cfg.NatsURL
 	var embedded *natsembed.Server
 	if url == "" {
@@ -81,7 +81,7 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 		return nil, fmt.Errorf("connect to NATS: %w", err)
 	}
 	dcfg := distrib.DefaultConfig()
-	dcfg.EdgeKey, dcfg.Open, dcfg.Log = edgeKey, distrib.OpenWith(box), log
+	dcfg.EdgeKey, dcfg.Open, dcfg.Log, dcfg.SigningKey = edgeKey, distrib.OpenWith(box), log, signingKey
 	d, err := distrib.New(st, nc, dcfg)
 	if err != nil {
 		nc.Close()
@@ -90,6 +90,8 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 		}
 		return nil, err
 	}
+	log.Info("config snapshots and commands are signed; edges verify them with this key",
+		"config_public_key", d.Signer().PublicKeyText())
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {

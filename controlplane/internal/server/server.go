@@ -37,6 +37,7 @@ import (
 	"weir.dev/controlplane/internal/admin"
 	"weir.dev/controlplane/internal/auth"
 	"weir.dev/controlplane/internal/console"
+	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
@@ -186,6 +187,12 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	if err != nil {
 		return err
 	}
+	// The config signing key signs snapshots and commands for edges, which
+	// verify them with its public key (controlplane config-public-key).
+	signingKey, err := secretbox.ConfigSigningKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
+		return err
+	}
 	dsn, err := OpenDatabase(ctx, cfg, getenv, log)
 	if err != nil {
 		return err
@@ -199,7 +206,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, log)
+	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, signingKey, log)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -211,6 +218,22 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	}
 	log.Info("admin API listening", "addr", ln.Addr().String(), "dev", cfg.Dev)
 	return Serve(ctx, ln, Handler(deps), log, cfg.ShutdownTimeout)
+}
+
+// ConfigPublicKey returns the public key edges verify config snapshots and
+// commands with (their --config-public-key), as base64: that of
+// WEIR_CONFIG_SIGNING_KEY, or in dev mode of the key kept under VarDir
+// (created when missing).
+func ConfigPublicKey(cfg Config, getenv func(string) string) (string, error) {
+	seed, err := secretbox.ConfigSigningKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
+		return "", err
+	}
+	s, err := distrib.NewSigner(seed)
+	if err != nil {
+		return "", err
+	}
+	return s.PublicKeyText(), nil
 }
 
 // OpenDatabase returns the DSN of the control plane's database: cfg's

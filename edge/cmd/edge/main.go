@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,17 +44,20 @@ func main() {
 // Config is the edge's configuration: flags, with environment variables as
 // defaults.
 type Config struct {
-	ConfigFile  string
-	NATSURL     string
-	StateDir    string
-	EdgeKey     []byte
-	Listen      string
-	AdminListen string
-	EdgeID      string
-	UsageLog    string
-	Grace       time.Duration
-	Poll        time.Duration
-	MaxBody     int64
+	ConfigFile string
+	NATSURL    string
+	StateDir   string
+	EdgeKey    []byte
+	// ConfigPublicKey verifies config snapshots and commands
+	// (--config-public-key, WEIR_CONFIG_PUBLIC_KEY).
+	ConfigPublicKey ed25519.PublicKey
+	Listen          string
+	AdminListen     string
+	EdgeID          string
+	UsageLog        string
+	Grace           time.Duration
+	Poll            time.Duration
+	MaxBody         int64
 }
 
 // Validate reports every problem of c.
@@ -73,6 +77,9 @@ func (c Config) Validate() error {
 		}
 		if c.EdgeID == "" {
 			errs = append(errs, errors.New("--edge-id is empty"))
+		}
+		if c.ConfigPublicKey == nil {
+			errs = append(errs, errors.New("--config-public-key (WEIR_CONFIG_PUBLIC_KEY; `controlplane config-public-key` prints it) is required with --nats-url"))
 		}
 	}
 	if c.Listen == "" {
@@ -109,6 +116,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
 	fs.DurationVar(&c.Poll, "poll", time.Second, "how often the config file is checked for changes")
 	fs.Int64Var(&c.MaxBody, "max-body", 32<<20, "largest request body accepted, bytes")
+	pubKey := fs.String("config-public-key", getenv("WEIR_CONFIG_PUBLIC_KEY"), "the control plane's Ed25519 public key, base64 (what `controlplane config-public-key` prints); snapshots and commands not signed with it are refused [WEIR_CONFIG_PUBLIC_KEY]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -119,6 +127,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		}
 		if k := getenv("WEIR_EDGE_KEY"); k != "" {
 			c.EdgeKey, keyErr = distrib.ParseEdgeKey(k)
+		}
+		if *pubKey != "" {
+			var err error
+			if c.ConfigPublicKey, err = distrib.ParsePublicKey(*pubKey); err != nil {
+				keyErr = errors.Join(keyErr, err)
+			}
 		}
 	}
 	return c, errors.Join(keyErr, c.Validate())
@@ -164,7 +178,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 		}
 		defer nc.Close()
 		edge, err = distrib.New(distrib.Options{NATS: nc, EdgeID: cfg.EdgeID, StateDir: cfg.StateDir, EdgeKey: cfg.EdgeKey,
-			Registry: reg, States: states, Secrets: signer, Log: log})
+			ConfigPublicKey: cfg.ConfigPublicKey, Registry: reg, States: states, Secrets: signer, Log: log})
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 
@@ -23,6 +25,19 @@ import (
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
+
+// testSigningKey stands for the control plane's config signing key.
+var testSigningKey = ed25519.NewKeyFromSeed([]byte("weir-test-config-signing-seed-32"))
+
+// testPublicKey is WEIR_CONFIG_PUBLIC_KEY for testSigningKey.
+var testPublicKey = base64.StdEncoding.EncodeToString(testSigningKey.Public().(ed25519.PublicKey))
+
+// signed wraps payload as the control plane stores it under name.
+func signed(name string, payload []byte) []byte {
+	sig := ed25519.Sign(testSigningKey, []byte("weir.signed.v1\n"+name+"\n"+string(payload)))
+	b, _ := proto.Marshal(&configv1.Signed{Payload: payload, Signature: sig})
+	return b
+}
 
 func startNATS(t *testing.T, dir string, port int) *server.Server {
 	t.Helper()
@@ -127,14 +142,14 @@ func TestNATSMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := proto.Marshal(snap)
-	if _, err := kv.Put(ctx, "tenant.t", raw); err != nil {
+	if _, err := kv.Put(ctx, "tenant.t", signed("tenant.t", raw)); err != nil {
 		t.Fatal(err)
 	}
 
 	stateDir := t.TempDir()
 	addr := freeAddr(t)
 	args := []string{"--nats-url", ns.ClientURL(), "--state-dir", stateDir, "--listen", addr, "--admin-listen", "", "--edge-id", "edge-1", "--shutdown-grace", "5s"}
-	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key)}
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey}
 	stop, stderr := edgeRun(t, args, env)
 	waitReady(t, addr, stderr)
 	if code := chat(t, addr); code != 200 {
@@ -188,6 +203,16 @@ func TestNATSModeUsage(t *testing.T) {
 	if code := run(context.Background(), []string{"--nats-url", "nats://127.0.0.1:1"}, bad, io.Discard, &stderr); code != 2 {
 		t.Fatalf("exit %d with a short edge key", code)
 	}
+	stderr.Reset()
+	noPub := func(k string) string {
+		if k == "WEIR_EDGE_KEY" {
+			return strings.Repeat("ab", 32)
+		}
+		return ""
+	}
+	if code := run(context.Background(), []string{"--nats-url", "nats://127.0.0.1:1"}, noPub, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "--config-public-key") {
+		t.Fatalf("exit %d without a config public key: %s", code, stderr.String())
+	}
 }
 
 // status is the status of GET url, or 0 when nothing answers.
@@ -207,7 +232,7 @@ func status(url string) int {
 func TestNATSModeReadiness(t *testing.T) {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key)}
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey}
 	edge := func(t *testing.T, url string) (addr string, stop func() int, stderr *bytes.Buffer) {
 		addr = freeAddr(t)
 		stop, stderr = edgeRun(t, []string{"--nats-url", url, "--state-dir", t.TempDir(), "--listen", addr, "--admin-listen", "",
@@ -234,7 +259,7 @@ func TestNATSModeReadiness(t *testing.T) {
 			}
 			if tc.cluster {
 				raw, _ := proto.Marshal(&configv1.ClusterSnapshot{Version: 1})
-				if _, err := kv.Put(ctx, distrib.ClusterKey, raw); err != nil {
+				if _, err := kv.Put(ctx, distrib.ClusterKey, signed(distrib.ClusterKey, raw)); err != nil {
 					t.Fatal(err)
 				}
 			}

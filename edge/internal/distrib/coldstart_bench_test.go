@@ -92,6 +92,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		raw = signed(b, TenantKeyPrefix+benchTenantID(i), raw)
 		if _, err := js.PublishAsync("$KV."+ConfigBucket+"."+TenantKeyPrefix+benchTenantID(i), raw); err != nil {
 			b.Fatal(err)
 		}
@@ -126,7 +127,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 			b.Fatal(err)
 		}
 		reg := gateway.NewRegistry()
-		o := Options{NATS: nc, EdgeID: fmt.Sprintf("bench-edge-%d", n), StateDir: b.TempDir(), EdgeKey: testEdgeKey,
+		o := Options{NATS: nc, EdgeID: fmt.Sprintf("bench-edge-%d", n), StateDir: b.TempDir(), EdgeKey: testEdgeKey, ConfigPublicKey: testPublicKey,
 			Registry: reg, States: routing.NewStates(), Secrets: &storeSink{}, Log: log}
 		b.StartTimer()
 
