@@ -115,9 +115,12 @@ if [ ! -s "$VAR/demo.key" ]; then
 fi
 KEY=$(cat "$VAR/demo.key")
 
+# The embedded NATS server has the production users and permissions: each
+# edge signs in as its edge id with the password the control plane generated
+# under var/run/nats-auth/. Plain text on loopback, said explicitly.
 for i in 1 2; do
-	start "edge-$i" "$LOG/edge-$i.log" \
-		edge --nats-url "$nats_url" --edge-id "edge-$i" --state-dir "$VAR/edge-$i" \
+	start "edge-$i" "$LOG/edge-$i.log" env NATS_USER="edge-$i" NATS_PASSWORD="$(cat "$VAR/nats-auth/edge-edge-$i.password")" \
+		edge --nats-url "$nats_url" --nats-insecure --edge-id "edge-$i" --state-dir "$VAR/edge-$i" \
 		--listen "127.0.0.1:808$((i - 1))" --admin-listen "127.0.0.1:909$((i - 1))"
 done
 for i in 1 2; do

@@ -108,6 +108,9 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 
 	// NATS with JetStream, in this process.
 	s.nats = &natsServer{storeDir: filepath.Join(dir, "nats")}
+	if err := s.nats.authorize(ctx, filepath.Join(dir, "natsauth"), []string{"edge-1", "edge-2"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.nats.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +129,9 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 		// the edges verify with its public key.
 		"WEIR_CONFIG_SIGNING_KEY": base64.StdEncoding.EncodeToString(signingKey.Seed()),
 		"WEIR_CONFIG_PUBLIC_KEY":  base64.StdEncoding.EncodeToString(signingKey.Public().(ed25519.PublicKey)),
+		// Authenticated, with the production permissions, but plain text
+		// on loopback: said explicitly.
+		"NATS_INSECURE": "true",
 	})
 
 	// Control plane: migrations, the first admin, then the server.
@@ -139,6 +145,7 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 	s.token = strings.TrimSpace(out)
 	s.cpURL = "http://" + freeAddr(t)
 	s.cp = s.newProc("controlplane", bins.controlplane, "serve", "--listen", strings.TrimPrefix(s.cpURL, "http://"),
+		"--nats-user", "weir-controlplane", "--nats-password", s.nats.cpPassword,
 		"--var-dir", filepath.Join(dir, "cp"))
 	s.startCP(ctx)
 
@@ -162,7 +169,8 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 	for i := range s.edges {
 		addr := freeAddr(t)
 		s.edgeU[i] = "http://" + addr
-		s.edges[i] = s.newProc(fmt.Sprintf("edge-%d", i+1), bins.edge, "--nats-url", s.nats.url(),
+		id := fmt.Sprintf("edge-%d", i+1)
+		s.edges[i] = s.newProc(id, bins.edge, "--nats-url", s.nats.url(), "--nats-user", id, "--nats-password", s.nats.edgePasswords[id],
 			"--edge-id", fmt.Sprintf("edge-%d", i+1), "--state-dir", filepath.Join(dir, fmt.Sprintf("edge-%d", i+1)),
 			"--listen", addr, "--admin-listen", freeAddr(t), "--shutdown-grace", "1s")
 		if err := s.edges[i].start(); err != nil {

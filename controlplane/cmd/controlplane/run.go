@@ -42,6 +42,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.NatsListen = v
 	}
 	cfg.SecureCookies = getenv("WEIR_CONSOLE_SECURE_COOKIES") == "true"
+	if v := getenv("WEIR_NATS_EDGES"); v != "" {
+		cfg.NatsEdges = strings.Split(v, ",")
+	}
+	natsEdges := strings.Join(cfg.NatsEdges, ",")
 
 	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -55,13 +59,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
 		fs.StringVar(&cfg.NatsURL, "nats-url", cfg.NatsURL, "NATS server URL (env NATS_URL); with --dev, empty starts an embedded server with its state under --var-dir")
 		fs.StringVar(&cfg.NatsListen, "nats-listen", cfg.NatsListen, "address of the embedded NATS server (--dev without --nats-url; env WEIR_NATS_LISTEN); when neither is given and the default's port is in use, a free port, named in the log")
+		fs.StringVar(&cfg.NatsAuth.Creds, "nats-creds", getenv("NATS_CREDS"), "NATS credentials file (.creds: JWT and nkey seed) (env NATS_CREDS)")
+		fs.StringVar(&cfg.NatsAuth.User, "nats-user", getenv("NATS_USER"), "NATS user, with --nats-password (env NATS_USER)")
+		fs.StringVar(&cfg.NatsAuth.Password, "nats-password", getenv("NATS_PASSWORD"), "NATS password (env NATS_PASSWORD)")
+		fs.StringVar(&cfg.NatsAuth.CA, "nats-ca", getenv("NATS_CA"), "CA certificate (PEM) that verifies the NATS server (env NATS_CA)")
+		fs.StringVar(&cfg.NatsAuth.Cert, "nats-cert", getenv("NATS_CERT"), "client certificate (PEM) for NATS, with --nats-key (env NATS_CERT)")
+		fs.StringVar(&cfg.NatsAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS (env NATS_KEY)")
+		fs.BoolVar(&cfg.NatsAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection outside --dev (env NATS_INSECURE=true)")
+		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids the embedded NATS server (--dev) has users for, comma-separated (env WEIR_NATS_EDGES)")
 		fs.BoolVar(&cfg.SecureCookies, "console-secure-cookies", cfg.SecureCookies, "mark the console's cookies Secure even over plain HTTP, for a TLS-terminating proxy in front (env WEIR_CONSOLE_SECURE_COOKIES=true)")
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
 		fs.BoolVar(&force, "force", false, "create a token even though a cluster admin exists")
 	case "migrate", "config-public-key":
+	case "nats-config":
+		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids to make NATS users for, comma-separated (env WEIR_NATS_EDGES)")
 	default:
-		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate, config-public-key)\n", cmd)
+		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate, config-public-key, nats-config)\n", cmd)
 		return exitUsage
 	}
 	if err := fs.Parse(args); err != nil {
@@ -78,11 +92,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			cfg.NatsListenFallback = false
 		}
 	})
+	cfg.NatsEdges = nil
+	for _, e := range strings.Split(natsEdges, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			cfg.NatsEdges = append(cfg.NatsEdges, e)
+		}
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitUsage
 	}
-	if err := cfg.Validate(); err != nil && cmd != "config-public-key" { // it needs no database
+	if cmd != "serve" {
+		cfg.NatsURL = "" // only serve connects to NATS; its checks are not the others'
+	}
+	if err := cfg.Validate(); err != nil && cmd != "config-public-key" && cmd != "nats-config" { // they need no database
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitUsage
 	}
@@ -95,6 +118,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = migrate(ctx, cfg, getenv, log)
 		if err == nil {
 			fmt.Fprintln(stdout, "migrations applied")
+		}
+	case "nats-config":
+		var conf []byte
+		conf, err = server.NatsConfig(cfg)
+		if err == nil {
+			fmt.Fprintf(stdout, "%s\n", conf)
 		}
 	case "config-public-key":
 		var pub string

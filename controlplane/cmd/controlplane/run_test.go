@@ -33,6 +33,9 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"help", []string{"bootstrap-admin", "-h"}, nil, exitOK, "-force"},
 		{"no config signing key", []string{"serve"}, map[string]string{"DATABASE_URL": "postgres://x", "WEIR_MASTER_KEY": strings.Repeat("ab", 32),
 			"WEIR_EDGE_KEY": strings.Repeat("cd", 32)}, exitFail, "WEIR_CONFIG_SIGNING_KEY is not set"},
+		{"unauthenticated NATS", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://127.0.0.1:4222"}, nil, exitUsage, "unauthenticated"},
+		{"plain-text NATS", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://127.0.0.1:4222", "--nats-user", "u", "--nats-password", "p"}, nil, exitUsage, "plain text"},
+		{"user without password", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://n:4222", "--nats-user", "u", "--nats-insecure"}, nil, exitUsage, "go together"},
 		{"no config signing key to print", []string{"config-public-key"}, nil, exitFail, "WEIR_CONFIG_SIGNING_KEY is not set"},
 	}
 	for _, tc := range tests {

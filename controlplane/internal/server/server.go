@@ -72,6 +72,14 @@ type Config struct {
 	// (natsembed.Options.FreePortIfTaken). The command sets it when
 	// NatsListen is the default rather than the operator's choice.
 	NatsListenFallback bool
+	// NatsAuth authenticates and secures the connection to NatsURL.
+	// Outside dev mode an unauthenticated or plain-text one is refused
+	// unless NatsAuth.Insecure.
+	NatsAuth NatsAuth
+	// NatsEdges are the edge ids the embedded NATS server (dev mode) has
+	// users for, their passwords generated under VarDir/nats-auth. Default
+	// edge-1 and edge-2 (make run's).
+	NatsEdges []string
 	// SecureCookies marks the console's cookies Secure on every request,
 	// for a console behind a TLS-terminating proxy
 	// (WEIR_CONSOLE_SECURE_COOKIES). Requests over TLS get Secure cookies
@@ -81,7 +89,8 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second, NatsListen: "127.0.0.1:4222"}
+	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second, NatsListen: "127.0.0.1:4222",
+		NatsEdges: []string{"edge-1", "edge-2"}}
 }
 
 // Validate reports every problem of c at once.
@@ -100,6 +109,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.NatsListen); err != nil {
 			errs = append(errs, fmt.Errorf("embedded NATS address %q: %w", c.NatsListen, err))
 		}
+	}
+	if err := c.NatsAuth.check(c.NatsURL, c.Dev); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("the shutdown timeout must be positive"))

@@ -51,13 +51,15 @@ type Config struct {
 	// ConfigPublicKey verifies config snapshots and commands
 	// (--config-public-key, WEIR_CONFIG_PUBLIC_KEY).
 	ConfigPublicKey ed25519.PublicKey
-	Listen          string
-	AdminListen     string
-	EdgeID          string
-	UsageLog        string
-	Grace           time.Duration
-	Poll            time.Duration
-	MaxBody         int64
+	// NATSAuth authenticates and secures the NATS connection.
+	NATSAuth    distrib.Auth
+	Listen      string
+	AdminListen string
+	EdgeID      string
+	UsageLog    string
+	Grace       time.Duration
+	Poll        time.Duration
+	MaxBody     int64
 }
 
 // Validate reports every problem of c.
@@ -77,6 +79,9 @@ func (c Config) Validate() error {
 		}
 		if c.EdgeID == "" {
 			errs = append(errs, errors.New("--edge-id is empty"))
+		}
+		if err := c.NATSAuth.Check(c.NATSURL); err != nil {
+			errs = append(errs, err)
 		}
 		if c.ConfigPublicKey == nil {
 			errs = append(errs, errors.New("--config-public-key (WEIR_CONFIG_PUBLIC_KEY; `controlplane config-public-key` prints it) is required with --nats-url"))
@@ -116,6 +121,13 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
 	fs.DurationVar(&c.Poll, "poll", time.Second, "how often the config file is checked for changes")
 	fs.Int64Var(&c.MaxBody, "max-body", 32<<20, "largest request body accepted, bytes")
+	fs.StringVar(&c.NATSAuth.Creds, "nats-creds", getenv("NATS_CREDS"), "NATS credentials file (.creds: JWT and nkey seed) [NATS_CREDS]")
+	fs.StringVar(&c.NATSAuth.User, "nats-user", getenv("NATS_USER"), "NATS user, with --nats-password [NATS_USER]")
+	fs.StringVar(&c.NATSAuth.Password, "nats-password", getenv("NATS_PASSWORD"), "NATS password [NATS_PASSWORD]")
+	fs.StringVar(&c.NATSAuth.CA, "nats-ca", getenv("NATS_CA"), "CA certificate (PEM) that verifies the NATS server [NATS_CA]")
+	fs.StringVar(&c.NATSAuth.Cert, "nats-cert", getenv("NATS_CERT"), "client certificate (PEM) for NATS, with --nats-key [NATS_CERT]")
+	fs.StringVar(&c.NATSAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS [NATS_KEY]")
+	fs.BoolVar(&c.NATSAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection [NATS_INSECURE=true]")
 	pubKey := fs.String("config-public-key", getenv("WEIR_CONFIG_PUBLIC_KEY"), "the control plane's Ed25519 public key, base64 (what `controlplane config-public-key` prints); snapshots and commands not signed with it are refused [WEIR_CONFIG_PUBLIC_KEY]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -172,7 +184,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	var affinity gateway.Affinity
 	var edge *distrib.Edge
 	if cfg.NATSURL != "" {
-		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, log)
+		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, cfg.NATSAuth, log)
 		if err != nil {
 			return err
 		}

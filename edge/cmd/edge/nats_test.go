@@ -149,7 +149,7 @@ func TestNATSMode(t *testing.T) {
 	stateDir := t.TempDir()
 	addr := freeAddr(t)
 	args := []string{"--nats-url", ns.ClientURL(), "--state-dir", stateDir, "--listen", addr, "--admin-listen", "", "--edge-id", "edge-1", "--shutdown-grace", "5s"}
-	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey}
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey, "NATS_INSECURE": "true"}
 	stop, stderr := edgeRun(t, args, env)
 	waitReady(t, addr, stderr)
 	if code := chat(t, addr); code != 200 {
@@ -213,6 +213,37 @@ func TestNATSModeUsage(t *testing.T) {
 	if code := run(context.Background(), []string{"--nats-url", "nats://127.0.0.1:1"}, noPub, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "--config-public-key") {
 		t.Fatalf("exit %d without a config public key: %s", code, stderr.String())
 	}
+	// Regression (issue 12): an edge started on an unauthenticated,
+	// plain-text NATS connection without --nats-insecure.
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"unauthenticated", "plain text"}},
+		{[]string{"--nats-user", "edge-1", "--nats-password", "p"}, []string{"plain text"}},
+		{[]string{"--nats-creds", "edge.creds", "--nats-ca", "ca.pem"}, nil},
+		{[]string{"--nats-user", "edge-1"}, []string{"go together"}},
+	} {
+		stderr.Reset()
+		withKeys := func(k string) string {
+			switch k {
+			case "WEIR_EDGE_KEY":
+				return strings.Repeat("ab", 32)
+			case "WEIR_CONFIG_PUBLIC_KEY":
+				return testPublicKey
+			}
+			return ""
+		}
+		_, err := parse(append([]string{"--nats-url", "nats://127.0.0.1:1"}, tc.args...), withKeys, &stderr)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("parse %v = %v, want an error about %q", tc.args, err, w)
+			}
+		}
+		if tc.want == nil && err != nil {
+			t.Errorf("parse %v = %v", tc.args, err)
+		}
+	}
 }
 
 // status is the status of GET url, or 0 when nothing answers.
@@ -232,7 +263,7 @@ func status(url string) int {
 func TestNATSModeReadiness(t *testing.T) {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey}
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey, "NATS_INSECURE": "true"}
 	edge := func(t *testing.T, url string) (addr string, stop func() int, stderr *bytes.Buffer) {
 		addr = freeAddr(t)
 		stop, stderr = edgeRun(t, []string{"--nats-url", url, "--state-dir", t.TempDir(), "--listen", addr, "--admin-listen", "",

@@ -68,7 +68,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 	url := fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port)
 
 	// Fill the bucket as the control plane would, with async publishes.
-	ctl, err := Connect(url, "bench-ctl", log)
+	ctl, err := Connect(url, "bench-ctl", Auth{Insecure: true}, log)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 	var total time.Duration
 	for n := 0; n < b.N; n++ {
 		b.StopTimer()
-		nc, err := Connect(url, "bench-edge", log)
+		nc, err := Connect(url, "bench-edge", Auth{Insecure: true}, log)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -119,7 +119,7 @@ func (n *natsServer) url() string { return "nats://127.0.0.1:" + itoa(n.port) }
 
 func connect(t *testing.T, url string) *nats.Conn {
 	t.Helper()
-	nc, err := Connect(url, "test", testLog(t))
+	nc, err := Connect(url, "test", Auth{Insecure: true}, testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
