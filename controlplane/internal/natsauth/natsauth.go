@@ -5,7 +5,8 @@
 // control plane.
 //
 // Roles: the control plane may do everything. An edge (user name = its
-// edge id) may read WEIR_CONFIG, write only its own keys in WEIR_VIEWS
+// edge id) may read WEIR_CONFIG, read WEIR_VIEWS (to count live edges,
+// ROUTING R-HEAD-7) but write only its own keys there
 // ("<tenant>.<record>.<member>.<edge id>"), read and write WEIR_AFFINITY,
 // publish to weir.usage.>, request weir.lease.> and subscribe to
 // weir.cmd.>; it can create, change or delete no stream or bucket and
@@ -35,6 +36,7 @@ const ControlPlaneUser = "weir-controlplane"
 // KV buckets are streams named "KV_<bucket>".
 const (
 	configStream   = "KV_WEIR_CONFIG"
+	viewsStream    = "KV_WEIR_VIEWS"
 	viewsBucket    = "WEIR_VIEWS"
 	affinityStream = "KV_WEIR_AFFINITY"
 	usageStream    = "WEIR_USAGE"
@@ -48,7 +50,8 @@ var edgeIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func EdgePermissions(edgeID string) *server.Permissions {
 	pub := []string{
 		// JetStream API: look up the buckets and the stream, and run the
-		// consumers of the KV reads (config watch, affinity reads).
+		// consumers of the KV reads (config watch, affinity reads, and the
+		// views every edge reads to count live edges, ROUTING R-HEAD-7).
 		"$JS.API.INFO",
 		"$JS.API.STREAM.INFO.KV_WEIR_CONFIG", "$JS.API.STREAM.INFO.KV_WEIR_VIEWS",
 		"$JS.API.STREAM.INFO." + affinityStream, "$JS.API.STREAM.INFO." + usageStream,
@@ -58,6 +61,10 @@ func EdgePermissions(edgeID string) *server.Permissions {
 		"$JS.API.STREAM.MSG.GET." + affinityStream,
 		"$JS.API.DIRECT.GET." + configStream, "$JS.API.DIRECT.GET." + configStream + ".>",
 		"$JS.API.STREAM.MSG.GET." + configStream,
+		"$JS.API.CONSUMER.CREATE." + viewsStream, "$JS.API.CONSUMER.CREATE." + viewsStream + ".>",
+		"$JS.API.CONSUMER.INFO." + viewsStream + ".>", "$JS.API.CONSUMER.DELETE." + viewsStream + ".>",
+		"$JS.API.DIRECT.GET." + viewsStream, "$JS.API.DIRECT.GET." + viewsStream + ".>",
+		"$JS.API.STREAM.MSG.GET." + viewsStream,
 		"$JS.FC.>",
 		// Writes: its own views, affinity, call records, lease requests.
 		"$KV." + viewsBucket + ".*.*.*." + edgeID,

@@ -122,6 +122,20 @@ func TestEdgePermissions(t *testing.T) {
 		t.Error("config watch delivered nothing")
 	}
 	_ = w.Stop()
+	// Every edge reads the views, to count live edges (R-HEAD-7).
+	vw, err := views.WatchAll(ctx())
+	if err != nil {
+		t.Fatalf("watch views: %v", err)
+	}
+	select {
+	case e := <-vw.Updates():
+		if e == nil || e.Key() != "t.r.m.edge-1" {
+			t.Errorf("views watch delivered %v", e)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("views watch delivered nothing")
+	}
+	_ = vw.Stop()
 	if _, err := edge.SubscribeSync("weir.cmd.>"); err != nil {
 		t.Errorf("subscribe to commands: %v", err)
 	}
