@@ -79,6 +79,7 @@ type natsServer struct {
 	dir        string
 	port       int
 	maxPayload int32
+	users      []*server.User // none: no authentication
 	s          *server.Server
 }
 
@@ -95,7 +96,7 @@ func startNATS(t *testing.T, mutate ...func(*natsServer)) *natsServer {
 
 func (n *natsServer) start() {
 	n.t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true, MaxPayload: n.maxPayload})
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true, MaxPayload: n.maxPayload, Users: n.users})
 	if err != nil {
 		n.t.Fatal(err)
 	}

@@ -4,11 +4,16 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -186,4 +191,42 @@ func TestParsePublicKey(t *testing.T) {
 	if _, err := ParsePublicKey("c2hvcnQ="); err == nil {
 		t.Error("a short key accepted")
 	}
+}
+
+// An edge whose NATS user may not create streams or buckets (the edge role,
+// DESIGN.md §4) and that finds them missing waits, retrying, until the
+// control plane has made them, then syncs; it never creates them itself.
+func TestEdgeWaitsForBucketsItMayNotCreate(t *testing.T) {
+	t.Parallel()
+	noCreate := &server.Permissions{Publish: &server.SubjectPermission{
+		Deny: []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$KV.WEIR_CONFIG.>"}}}
+	ns := startNATS(t, func(n *natsServer) {
+		n.users = []*server.User{{Username: "admin", Password: "a"}, {Username: "edge-a", Password: "e", Permissions: noCreate}}
+	})
+	port := strings.TrimPrefix(ns.url(), "nats://127.0.0.1:")
+	fake := newFake(t)
+	te := newTestEdge(t, "nats://edge-a:e@127.0.0.1:"+port, "edge-a", t.TempDir())
+	te.start(t)
+	select {
+	case <-te.Synced():
+		t.Fatal("synced though the buckets do not exist")
+	case <-time.After(1500 * time.Millisecond):
+	}
+	admin := connect(t, "nats://admin:a@127.0.0.1:"+port)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := mustJS(t, admin).KeyValue(ctx, ConfigBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Fatalf("the edge made %s (or the lookup failed: %v)", ConfigBucket, err)
+	}
+	// The control plane comes and makes them.
+	for _, cfg := range []jetstream.KeyValueConfig{ViewsBucketConfig(), AffinityBucketConfig()} {
+		putKV(t, admin, cfg, "x", []byte("x"))
+	}
+	putKV(t, admin, ConfigBucketConfig(), TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
+	select {
+	case <-te.Synced():
+	case <-time.After(20 * time.Second):
+		t.Fatal("not synced within 20 s of the buckets appearing")
+	}
+	waitFor(t, 5*time.Second, "version 1 served", func() bool { return servedVersion(te) == 1 })
 }
