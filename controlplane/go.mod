@@ -44,9 +44,12 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
+	weir.dev/listen v0.0.0-00010101000000-000000000000
 	weir.dev/rules v0.0.0-00010101000000-000000000000
 )
 
 replace weir.dev/rules v0.0.0-00010101000000-000000000000 => ../rules
+
+replace weir.dev/listen v0.0.0-00010101000000-000000000000 => ../listen
 
 replace weir.dev/web v0.0.0-00010101000000-000000000000 => ../web

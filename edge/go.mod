@@ -13,6 +13,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/oauth2 v0.38.0
 	google.golang.org/protobuf v1.36.12
+	weir.dev/listen v0.0.0-00010101000000-000000000000
 	weir.dev/proto v0.0.0-00010101000000-000000000000
 )
 
@@ -70,3 +71,5 @@ require (
 replace weir.dev/proto => ../proto
 
 replace weir.dev/rules => ../rules
+
+replace weir.dev/listen => ../listen

@@ -122,26 +122,19 @@ func IsLoopbackHost(host string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
-// ForbiddenAddr reports whether a tenant's record may never reach a: private
-// (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16 with the
-// cloud metadata address, fe80::/10), multicast or unspecified (R-SEC-2).
-func ForbiddenAddr(a netip.Addr) bool {
-	return a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified()
-}
-
 // URLProblemKind classifies a problem of an upstream URL.
 type URLProblemKind uint8
 
 const (
 	// URLInvalid: not an absolute http(s) URL with a host, or it carries
-	// credentials or a fragment.
+	// credentials, a query or a fragment.
 	URLInvalid URLProblemKind = iota + 1
 	// URLNotHTTPS: plain http to a host that is not loopback on a tenant's
 	// record.
 	URLNotHTTPS
-	// URLPrivateAddress: a literal private, link-local, multicast or
-	// unspecified address on a tenant's record.
+	// URLPrivateAddress: a literal address AddrRefusal refuses for the
+	// record: private, link-local, shared, reserved and the like on a
+	// tenant's record; unspecified, broadcast or multicast on any.
 	URLPrivateAddress
 )
 
@@ -154,11 +147,13 @@ type URLProblem struct {
 
 // CheckURL checks an upstream address (a base_url or an OAuth2 token_url)
 // against R-SEC-2: an absolute http or https URL with a host and no
-// credentials or fragment; https unless the host is loopback or the record
-// is owned by cluster admins (clusterOwned: managed or internal); and, on
-// other records, no literal private, link-local, multicast or unspecified
-// address. Host names are not resolved: the edge applies the same rule after
-// DNS at dial time. It returns every problem found.
+// credentials (user info), no query (not even an empty "?") and no fragment
+// (not even an empty "#"), since the edge appends paths to it and a query or
+// fragment would swallow them; https unless the host is loopback or the
+// record is owned by cluster admins (clusterOwned: managed or internal); and
+// no literal address that AddrRefusal refuses for the record. Host names are
+// not resolved: the edge applies the same list after DNS at dial time. It
+// returns every problem found.
 func CheckURL(raw string, clusterOwned bool) []URLProblem {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -177,16 +172,25 @@ func CheckURL(raw string, clusterOwned bool) []URLProblem {
 	}
 	var out []URLProblem
 	if u.User != nil {
-		out = append(out, URLProblem{URLInvalid, "must not carry credentials; put them in a secret"})
+		out = append(out, URLProblem{URLInvalid, "must not carry credentials (user info); put them in a secret (R-SEC-2)"})
 	}
-	if u.Fragment != "" {
-		out = append(out, URLProblem{URLInvalid, "must not have a fragment"})
+	if u.RawQuery != "" || u.ForceQuery {
+		out = append(out, URLProblem{URLInvalid, "must not have a query string (R-SEC-2)"})
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		out = append(out, URLProblem{URLInvalid, "must not have a fragment (R-SEC-2)"})
 	}
 	if scheme == "http" && !clusterOwned && !IsLoopbackHost(u.Hostname()) {
 		out = append(out, URLProblem{URLNotHTTPS, "must be https: plain http is allowed only to loopback (127.0.0.0/8, ::1, localhost) or on managed or internal records (R-SEC-2)"})
 	}
-	if a, err := netip.ParseAddr(u.Hostname()); err == nil && !clusterOwned && ForbiddenAddr(a.Unmap()) {
-		out = append(out, URLProblem{URLPrivateAddress, "must not be a private, link-local, multicast or unspecified address on a tenant's record (R-SEC-2)"})
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if reason := AddrRefusal(a, clusterOwned); reason != "" {
+			who := "a tenant's record"
+			if clusterOwned {
+				who = "any record"
+			}
+			out = append(out, URLProblem{URLPrivateAddress, "must not be this address on " + who + ": " + reason + " (R-SEC-2)"})
+		}
 	}
 	return out
 }

@@ -34,7 +34,7 @@ func TestNames(t *testing.T) {
 	}
 }
 
-func TestCheckURL(t *testing.T) {
+func TestCheckURLRSEC2(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		raw     string
@@ -54,6 +54,26 @@ func TestCheckURL(t *testing.T) {
 		{"ftp://x", false, []URLProblemKind{URLInvalid}},
 		{"/relative", false, []URLProblemKind{URLInvalid}},
 		{"https://user:pw@host/#frag", false, []URLProblemKind{URLInvalid, URLInvalid}},
+		// R-SEC-2: a query or fragment would swallow the paths the edge
+		// appends (http://127.0.0.1:9090/metrics?x= reached the edge's
+		// metrics); an empty one too.
+		{"http://127.0.0.1:9090/metrics?x=", false, []URLProblemKind{URLInvalid}},
+		{"http://127.0.0.1:9090/metrics?", false, []URLProblemKind{URLInvalid}},
+		{"https://api.example.com/v1?api-version=1", true, []URLProblemKind{URLInvalid}},
+		{"https://api.example.com/v1#", false, []URLProblemKind{URLInvalid}},
+		{"https://user@api.example.com/v1", true, []URLProblemKind{URLInvalid}},
+		// R-SEC-2: the dial-time guard's list, not a narrower one.
+		{"https://100.100.100.200/", false, []URLProblemKind{URLPrivateAddress}},
+		{"https://100.64.0.1/", false, []URLProblemKind{URLPrivateAddress}},
+		{"https://100.100.100.200/", true, nil},
+		{"https://255.255.255.255/", false, []URLProblemKind{URLPrivateAddress}},
+		{"https://255.255.255.255/", true, []URLProblemKind{URLPrivateAddress}},
+		{"https://0.0.0.0/", true, []URLProblemKind{URLPrivateAddress}},
+		{"https://[ff02::1]/", true, []URLProblemKind{URLPrivateAddress}},
+		{"https://240.0.0.1/", false, []URLProblemKind{URLPrivateAddress}},
+		{"https://[64:ff9b::a9fe:a9fe]/", false, []URLProblemKind{URLPrivateAddress}},
+		{"https://[::ffff:169.254.169.254]/", false, []URLProblemKind{URLPrivateAddress}},
+		{"https://168.63.129.16/", false, []URLProblemKind{URLPrivateAddress}},
 	}
 	for _, tc := range tests {
 		got := CheckURL(tc.raw, tc.cluster)

@@ -44,7 +44,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	type fake struct{ addr, control string }
 	var fakes [2]fake
 	for i := range fakes {
-		fakes[i] = fake{addr: freeAddr(t), control: freeAddr(t)}
+		fakes[i] = fake{addr: s.spare[i], control: freeAddr(t)}
 		p := s.newProc(fmt.Sprintf("fake-e2e-%d", i+1), bins.fakeprovider, "-addr", fakes[i].addr,
 			"-control", fakes[i].control, "-flavor", "openai", "-rpm", "100000", "-itpm", "100000000", "-otpm", "100000000")
 		if err := p.start(); err != nil {

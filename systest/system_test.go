@@ -45,6 +45,10 @@ type system struct {
 
 	fakes [2]*proc
 	fakeP [2]int
+	// spare are loopback addresses, free when the system started, that the
+	// control plane opens to tenant records like the fakes' ports
+	// (--tenant-loopback-ports, R-SEC-2), for a test's own fake providers.
+	spare [2]string
 	edges [2]*proc
 	edgeU [2]string // http://127.0.0.1:port
 
@@ -143,17 +147,30 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 		t.Fatalf("controlplane bootstrap-admin: %v\n%s", err, out)
 	}
 	s.token = strings.TrimSpace(out)
+	// The fake providers' ports (and spare ones) are chosen now: the
+	// control plane opens them to tenant records (R-SEC-2).
+	var fakeAddr [2]string
+	var loopbackPorts []string
+	for i := range s.fakes {
+		fakeAddr[i] = freeAddr(t)
+		_, p, _ := net.SplitHostPort(fakeAddr[i])
+		s.fakeP[i], _ = strconv.Atoi(p)
+		loopbackPorts = append(loopbackPorts, p)
+	}
+	for i := range s.spare {
+		s.spare[i] = freeAddr(t)
+		_, p, _ := net.SplitHostPort(s.spare[i])
+		loopbackPorts = append(loopbackPorts, p)
+	}
 	s.cpURL = "http://" + freeAddr(t)
 	s.cp = s.newProc("controlplane", bins.controlplane, "serve", "--listen", strings.TrimPrefix(s.cpURL, "http://"),
 		"--nats-user", "weir-controlplane", "--nats-password", s.nats.cpPassword,
-		"--var-dir", filepath.Join(dir, "cp"))
+		"--var-dir", filepath.Join(dir, "cp"), "--tenant-loopback-ports", strings.Join(loopbackPorts, ","))
 	s.startCP(ctx)
 
 	// The fake provider pool: generous limits, a little latency.
 	for i := range s.fakes {
-		addr := freeAddr(t)
-		_, p, _ := net.SplitHostPort(addr)
-		s.fakeP[i], _ = strconv.Atoi(p)
+		addr := fakeAddr[i]
 		s.fakes[i] = s.newProc("fake-"+memberNames[i], bins.fakeprovider, "-addr", addr, "-flavor", "openai",
 			"-rpm", "100000", "-itpm", "100000000", "-otpm", "100000000", "-latency", "10ms", "-token-delay", tokenDelay.String())
 		if err := s.fakes[i].start(); err != nil {

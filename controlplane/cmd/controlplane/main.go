@@ -1,13 +1,14 @@
 // Command controlplane runs Weir's control plane: the admin API over
 // PostgreSQL.
 //
-//	controlplane [serve] [--listen ADDR] [--database-url DSN] [--nats-url URL] [--nats-listen ADDR] [--dev] [--var-dir DIR]
+//	controlplane [serve] [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--database-url DSN] [--nats-url URL] [--nats-listen ADDR] [--dev] [--var-dir DIR]
 //	controlplane bootstrap-admin [--name NAME] [--force] [--database-url DSN] [--dev]
 //	controlplane migrate [--database-url DSN] [--dev]
 //	controlplane config-public-key [--dev] [--var-dir DIR]
 //	controlplane nats-config [--var-dir DIR] [--nats-edges ID,...]
 //
-// Environment: WEIR_CP_LISTEN (default 127.0.0.1:7070), DATABASE_URL,
+// Environment: WEIR_CP_LISTEN (default 127.0.0.1:7070), WEIR_CP_TLS_CERT and
+// WEIR_CP_TLS_KEY (TLS on the admin port), DATABASE_URL,
 // NATS_URL (in dev mode, unset starts an embedded NATS server with
 // JetStream on WEIR_NATS_LISTEN, default 127.0.0.1:4222 — or, when neither
 // it nor --nats-listen is given and 4222 is in use, a free port, which the

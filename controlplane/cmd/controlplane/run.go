@@ -46,6 +46,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.NatsEdges = strings.Split(v, ",")
 	}
 	natsEdges := strings.Join(cfg.NatsEdges, ",")
+	cfg.TLS.Cert, cfg.TLS.Key = getenv("WEIR_CP_TLS_CERT"), getenv("WEIR_CP_TLS_KEY")
+	loopbackPorts := getenv("WEIR_TENANT_LOOPBACK_PORTS")
 
 	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -67,6 +69,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&cfg.NatsAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS (env NATS_KEY)")
 		fs.BoolVar(&cfg.NatsAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection outside --dev (env NATS_INSECURE=true)")
 		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids the embedded NATS server (--dev) has users for, comma-separated (env WEIR_NATS_EDGES)")
+		fs.StringVar(&cfg.TLS.Cert, "tls-cert", cfg.TLS.Cert, "serve the admin port over TLS with this PEM certificate (chain), re-read when it changes (env WEIR_CP_TLS_CERT)")
+		fs.StringVar(&cfg.TLS.Key, "tls-key", cfg.TLS.Key, "the PEM private key of --tls-cert (env WEIR_CP_TLS_KEY)")
+		fs.StringVar(&loopbackPorts, "tenant-loopback-ports", loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
 		fs.BoolVar(&cfg.SecureCookies, "console-secure-cookies", cfg.SecureCookies, "mark the console's cookies Secure even over plain HTTP, for a TLS-terminating proxy in front (env WEIR_CONSOLE_SECURE_COOKIES=true)")
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
@@ -102,6 +107,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitUsage
 	}
+	ports, err := server.ParsePorts(loopbackPorts)
+	if err != nil {
+		fmt.Fprintf(stderr, "controlplane %s: --tenant-loopback-ports: %v\n", cmd, err)
+		return exitUsage
+	}
+	cfg.TenantLoopbackPorts = ports
 	if cmd != "serve" {
 		cfg.NatsURL = "" // only serve connects to NATS; its checks are not the others'
 	}
@@ -110,7 +121,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 
-	var err error
 	switch cmd {
 	case "serve":
 		err = server.Run(ctx, cfg, getenv, log)

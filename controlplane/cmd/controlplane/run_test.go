@@ -37,6 +37,11 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"plain-text NATS", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://127.0.0.1:4222", "--nats-user", "u", "--nats-password", "p"}, nil, exitUsage, "plain text"},
 		{"user without password", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://n:4222", "--nats-user", "u", "--nats-insecure"}, nil, exitUsage, "go together"},
 		{"no config signing key to print", []string{"config-public-key"}, nil, exitFail, "WEIR_CONFIG_SIGNING_KEY is not set"},
+		{"tls cert without key", []string{"serve", "--database-url", "postgres://x", "--tls-cert", "c.pem"}, nil, exitUsage, "--tls-cert and --tls-key go together"},
+		{"tls key from env without cert", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_CP_TLS_KEY": "k.pem"}, exitUsage, "--tls-cert and --tls-key go together"},
+		{"R-SEC-2 bad tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--tenant-loopback-ports", "8000,70000"}, nil, exitUsage, `port "70000"`},
+		{"R-SEC-2 bad tenant loopback port from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_TENANT_LOOPBACK_PORTS": "x"}, exitUsage, "--tenant-loopback-ports"},
+		{"R-SEC-2 NATS port as tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://10.0.0.2:4333", "--tenant-loopback-ports", "8000,4333"}, nil, exitUsage, "4333 is a NATS port"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

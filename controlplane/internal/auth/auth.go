@@ -16,6 +16,10 @@
 //     handlers) that authenticates every request and puts its Principal in
 //     the context; Queries is the small set of sqlc queries it needs.
 //     Authenticate does the same for one token.
+//   - RequireToken(q, log, next): the same authentication as HTTP
+//     middleware, before the request body is read; the server puts it in
+//     front of every admin service, so an unauthenticated body is never
+//     read, decompressed or decoded.
 //   - Require, RequireRead, RequireCluster, Authenticated: the
 //     authorization rules below, returning Connect errors; TenantNotFound is
 //     the one NotFound error for a tenant that is hidden or missing.

@@ -12,10 +12,12 @@ import (
 // NewInterceptor returns a Connect interceptor that authenticates every
 // unary and streaming request with its "Authorization: Bearer <token>"
 // header and puts the caller's Principal (with the procedure) in the
-// handler's context. A request without a usable token fails with
-// Unauthenticated before the handler runs; a database failure fails with
-// Unavailable, logged to log without the token. Client-side calls pass
-// through untouched.
+// handler's context. A request that RequireToken already authenticated
+// carries its Principal in the context; the interceptor then only adds the
+// procedure, without a second look-up. A request without a usable token
+// fails with Unauthenticated before the handler runs; a database failure
+// fails with Unavailable, logged to log without the token. Client-side
+// calls pass through untouched.
 func NewInterceptor(q Queries, log *slog.Logger) connect.Interceptor {
 	return &interceptor{q: q, log: log}
 }
@@ -26,6 +28,10 @@ type interceptor struct {
 }
 
 func (i *interceptor) authenticate(ctx context.Context, procedure string, h http.Header) (context.Context, error) {
+	if p, ok := FromContext(ctx); ok {
+		p.Procedure = procedure
+		return WithPrincipal(ctx, p), nil
+	}
 	p, err := Authenticate(ctx, i.q, bearer(h.Get("Authorization")))
 	if err != nil {
 		var ce *connect.Error

@@ -47,6 +47,9 @@ func (c *Console) authed(h pageFunc) http.Handler {
 				c.bareError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 				return
 			}
+			if !c.readForm(w, r) {
+				return
+			}
 			if !c.keys.checkCSRF("session", ck.Value, r.PostFormValue(web.CSRFFieldName)) {
 				c.bareError(w, r, http.StatusForbidden, "This form has expired or did not come from this console. Go back, reload the page and try again.")
 				return
@@ -216,6 +219,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pre, err := r.Cookie(loginCookie)
+	if err == nil && !c.readForm(w, r) {
+		return
+	}
 	if err != nil || !c.keys.checkCSRF("login", pre.Value, r.PostFormValue(web.CSRFFieldName)) {
 		c.bareError(w, r, http.StatusForbidden, "This form has expired or did not come from this console. Go back, reload the page and try again.")
 		return

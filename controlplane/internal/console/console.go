@@ -11,6 +11,8 @@
 //   - Deps and New(deps) (http.Handler, error): the console, to be mounted
 //     at /console/ on the control plane's mux.
 //   - Clients: the admin API's typed clients of one session.
+//   - MaxFormBytes: the largest request body the console reads (413 past
+//     it).
 //
 // Sessions are stateless: the session cookie holds the admin token sealed
 // with AES-GCM under a key derived from the master key, and an expiry
@@ -111,7 +113,36 @@ func New(d Deps) (http.Handler, error) {
 	c := &Console{d: d, keys: k, static: st}
 	mux := http.NewServeMux()
 	c.routes(mux)
-	return securityHeaders(mux), nil
+	return securityHeaders(limitForms(mux)), nil
+}
+
+// MaxFormBytes bounds the body of a console request (its forms are a few
+// kilobytes); a larger one is refused with 413 before any of it is used.
+const MaxFormBytes = 256 << 10
+
+// limitForms caps every request body at MaxFormBytes.
+func limitForms(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readForm parses a POST's form; when it cannot (too large: 413; malformed:
+// 400) it answers and returns false.
+func (c *Console) readForm(w http.ResponseWriter, r *http.Request) bool {
+	err := r.ParseForm()
+	if err == nil {
+		return true
+	}
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		c.bareError(w, r, http.StatusRequestEntityTooLarge, "This form is too large.")
+		return false
+	}
+	c.bareError(w, r, http.StatusBadRequest, "This form could not be read.")
+	return false
 }
 
 func (c *Console) now() time.Time { return c.d.Now() }

@@ -16,6 +16,7 @@ import (
 
 	"weir.dev/controlplane/internal/snapshot"
 	"weir.dev/controlplane/internal/store"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 // Config is the distribution layer's configuration: what every part needs
@@ -43,6 +44,9 @@ type Config struct {
 	ResyncInterval time.Duration
 	// OutboxBatch is the most outbox rows claimed per transaction (100).
 	OutboxBatch int
+	// TenantLoopback is which loopback ports tenant records may dial on
+	// edges, sent in the cluster snapshot (R-SEC-2); nil means none.
+	TenantLoopback *configv1.TenantLoopback
 
 	// IngestConsumer names the durable consumer ("weir-controlplane-usage").
 	IngestConsumer string
@@ -228,7 +232,7 @@ func (d *Distributor) Run(ctx context.Context) error {
 	}
 	pub := NewPublisher(d.st, js, PublisherConfig{
 		EdgeKey: c.EdgeKey, Open: c.Open, Rand: c.Rand, PollInterval: c.PollInterval,
-		ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, Log: c.Log, Signer: d.signer,
+		ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, TenantLoopback: c.TenantLoopback, Log: c.Log, Signer: d.signer,
 	})
 	parts := []interface{ Run(context.Context) error }{
 		pub,

@@ -17,6 +17,7 @@ import (
 	"weir.dev/controlplane/internal/snapshot"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 // PublisherConfig configures the outbox publisher.
@@ -34,6 +35,10 @@ type PublisherConfig struct {
 	ResyncInterval time.Duration
 	// Batch is how many outbox rows one drain transaction claims.
 	Batch int
+	// TenantLoopback goes into every cluster snapshot (R-SEC-2); nil means
+	// no port. When the bucket's cluster snapshot says otherwise, Reconcile
+	// publishes a new one: a restart with another setting reaches edges.
+	TenantLoopback *configv1.TenantLoopback
 	// Log receives failures, never secret values; nil discards.
 	Log *slog.Logger
 	// Signer signs every value put into the bucket (DESIGN.md §4).
@@ -244,6 +249,9 @@ func (p *Publisher) Reconcile(ctx context.Context) error {
 	} else if err != nil {
 		return fmt.Errorf("distrib: reconcile: cluster revision: %w", err)
 	}
+	if err := p.reconcileLoopback(ctx); err != nil {
+		return err
+	}
 	keys := map[string]bool{}
 	lister, err := p.kv.ListKeys(ctx)
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
@@ -266,6 +274,39 @@ func (p *Publisher) Reconcile(ctx context.Context) error {
 	}
 	_, err = p.republish(ctx, todo)
 	return err
+}
+
+// reconcileLoopback asks for a new cluster snapshot when the bucket's says
+// other tenant loopback ports than the configured ones (the control plane
+// was restarted with another --tenant-loopback-ports): edges take only a
+// snapshot whose version is above the one they hold.
+func (p *Publisher) reconcileLoopback(ctx context.Context) error {
+	entry, err := p.kv.Get(ctx, ClusterKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil // published below
+	}
+	if err != nil {
+		return fmt.Errorf("distrib: reconcile: cluster snapshot: %w", err)
+	}
+	cs := &configv1.ClusterSnapshot{}
+	// A value this control plane did not sign says nothing (the repair
+	// replaces it); a signed one is compared.
+	if payload, err := p.cfg.Signer.Open(ClusterKey, entry.Value()); err == nil && proto.Unmarshal(payload, cs) == nil {
+		want := p.cfg.TenantLoopback
+		if want == nil {
+			want = &configv1.TenantLoopback{}
+		}
+		if proto.Equal(cs.GetTenantLoopback(), want) {
+			return nil
+		}
+	}
+	err = p.st.Tx(ctx, store.Actor{Name: "controlplane"}, func(tx *store.Tx) error {
+		return tx.Changed(ctx, store.Cluster)
+	})
+	if err != nil {
+		return fmt.Errorf("distrib: reconcile: tenant loopback ports changed: %w", err)
+	}
+	return nil
 }
 
 // intact reports whether the bucket still holds the cluster snapshot, which
@@ -330,6 +371,7 @@ func (p *Publisher) publishTo(ctx context.Context, kv jetstream.KeyValue, owner 
 		if err != nil {
 			return 0, err
 		}
+		rows.TenantLoopback = p.cfg.TenantLoopback
 		s, err := snapshot.BuildCluster(rows, p.cfg.Open, p.cfg.EdgeKey, p.cfg.Rand)
 		if err != nil {
 			return 0, err

@@ -349,3 +349,58 @@ func TestPublisherRepairsForeignEntries(t *testing.T) {
 		return err == nil && len(p) == 0
 	})
 }
+
+// TestTenantLoopbackReachesEdgesRSEC2: the cluster snapshot carries the
+// tenant loopback ports, and a publisher started with another setting (a
+// restart with another --tenant-loopback-ports) publishes a newer cluster
+// snapshot, since edges take only a version above the one they hold.
+func TestTenantLoopbackReachesEdgesRSEC2(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cluster := func() *configv1.ClusterSnapshot {
+		t.Helper()
+		entry, err := e.b.Config.Get(ctx, distrib.ClusterKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, err := e.signer.Open(distrib.ClusterKey, entry.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := &configv1.ClusterSnapshot{}
+		if err := proto.Unmarshal(payload, cs); err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	start := func(tl *configv1.TenantLoopback) {
+		t.Helper()
+		p := distrib.NewPublisher(e.st, e.js, distrib.PublisherConfig{
+			EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 100,
+			TenantLoopback: tl, Log: e.log, Signer: e.signer,
+		})
+		if err := p.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(&configv1.TenantLoopback{Ports: []uint32{8000, 11434}})
+	first := cluster()
+	if !slices.Equal(first.GetTenantLoopback().GetPorts(), []uint32{8000, 11434}) {
+		t.Fatalf("tenant_loopback = %v", first.GetTenantLoopback())
+	}
+	start(&configv1.TenantLoopback{Ports: []uint32{8000, 11434}}) // same setting: nothing new
+	if v := cluster().GetVersion(); v != first.GetVersion() {
+		t.Errorf("same setting republished: version %d after %d", v, first.GetVersion())
+	}
+	start(nil) // no port
+	second := cluster()
+	if second.GetVersion() <= first.GetVersion() || second.GetTenantLoopback() == nil || len(second.GetTenantLoopback().GetPorts()) != 0 {
+		t.Errorf("after the change: version %d (was %d), tenant_loopback %v; want a newer snapshot allowing no port",
+			second.GetVersion(), first.GetVersion(), second.GetTenantLoopback())
+	}
+}

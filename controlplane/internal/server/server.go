@@ -1,21 +1,26 @@
 // Package server wires the control plane's admin API into one HTTP handler
 // and serves it: Connect, gRPC and gRPC-Web on one port (HTTP/1.1 and
-// cleartext HTTP/2), with gRPC health checking and server reflection.
+// HTTP/2, cleartext or TLS), with gRPC health checking and server
+// reflection.
 //
 // Exported API:
 //
 //   - Config (DefaultConfig, Validate): listen address, database URL, dev
 //     mode, the var directory, NATS (URL, or the embedded server's address
-//     in dev mode).
+//     in dev mode), TLS certificate and key.
 //   - Deps and Handler(deps): every admin service (package admin, and the
-//     provider, pool and price services of package provider) behind the
-//     auth interceptor and a logging interceptor; grpc.health.v1 and
+//     provider, pool and price services of package provider) behind
+//     auth.RequireToken (authentication before the body is read), the auth
+//     interceptor and a logging interceptor; grpc.health.v1 and
 //     grpc.reflection (unauthenticated).
 //   - Run(ctx, cfg, getenv, log): keys (master and edge; see secretbox),
-//     store (migrated), listen, distribution over NATS (package distrib;
-//     an embedded server in dev mode without NATS_URL), serve until ctx
-//     ends, then shut down gracefully.
-//   - Serve(ctx, ln, handler, log): serve one handler on a listener.
+//     store (migrated), listen (TLS when configured), distribution over
+//     NATS (package distrib; an embedded server in dev mode without
+//     NATS_URL), serve until ctx ends, then shut down gracefully.
+//   - Limits (DefaultMaxBodyBytes, DefaultBodyReadTimeout): body size and
+//     body time limits of the admin port, in Deps.
+//   - Serve(ctx, ln, handler, log): serve one handler on a listener, with
+//     header size and time limits and an idle timeout.
 //   - OpenDatabase(ctx, cfg, getenv, log): the DSN to use (DATABASE_URL, or
 //     in dev mode a private Postgres via pgserver).
 package server
@@ -28,6 +33,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -42,7 +51,9 @@ import (
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/pgserver"
+	"weir.dev/listen"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 // Config is the control plane server's configuration.
@@ -85,6 +96,80 @@ type Config struct {
 	// (WEIR_CONSOLE_SECURE_COOKIES). Requests over TLS get Secure cookies
 	// anyway.
 	SecureCookies bool
+	// TLS is the certificate and key the admin port serves TLS with
+	// (WEIR_CP_TLS_CERT, WEIR_CP_TLS_KEY), re-read when the files change
+	// (package weir.dev/listen). Empty: plain HTTP.
+	TLS listen.Files
+	// TenantLoopbackPorts are the ports of an edge's own machine (loopback)
+	// that tenant-owned records may reach, such as a local vLLM's
+	// (WEIR_TENANT_LOOPBACK_PORTS, --tenant-loopback-ports; ROUTING.md
+	// R-SEC-2). Edges get them in the cluster snapshot. None by default;
+	// in dev mode every port. The ports of the NATS servers are never
+	// among them.
+	TenantLoopbackPorts []uint16
+}
+
+// TenantLoopback is what the cluster snapshot says of tenant loopback
+// ports: every port in dev mode, else TenantLoopbackPorts.
+func (c Config) TenantLoopback() *configv1.TenantLoopback {
+	if c.Dev {
+		return &configv1.TenantLoopback{AllPorts: true}
+	}
+	out := &configv1.TenantLoopback{}
+	for _, p := range c.TenantLoopbackPorts {
+		out.Ports = append(out.Ports, uint32(p))
+	}
+	return out
+}
+
+// ParsePorts reads a comma-separated list of ports (each 1-65535), such as
+// "8000,11434", into increasing order without duplicates; "" is none.
+func ParsePorts(s string) ([]uint16, error) {
+	var out []uint16
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(f, 10, 16)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("port %q is not a number in 1-65535", f)
+		}
+		out = append(out, uint16(n))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// natsPorts are the ports of the NATS servers c uses: those of NatsURL
+// (4222 when a URL names none), or the embedded server's in dev mode.
+func (c Config) natsPorts() []uint16 {
+	var out []uint16
+	if c.NatsURL == "" {
+		if _, p, err := net.SplitHostPort(c.NatsListen); err == nil {
+			if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+				out = append(out, uint16(n))
+			}
+		}
+		return out
+	}
+	for _, raw := range strings.Split(c.NatsURL, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw
+		}
+		port := uint64(4222)
+		if u, err := url.Parse(raw); err == nil && u.Port() != "" {
+			if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+				port = n
+			}
+		}
+		out = append(out, uint16(port))
+	}
+	return out
 }
 
 // DefaultConfig returns the defaults.
@@ -116,6 +201,12 @@ func (c Config) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("the shutdown timeout must be positive"))
 	}
+	errs = append(errs, c.TLS.Validate())
+	for _, p := range c.natsPorts() {
+		if slices.Contains(c.TenantLoopbackPorts, p) {
+			errs = append(errs, fmt.Errorf("tenant loopback ports: %d is a NATS port, which tenant records may never reach (R-SEC-2)", p))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -145,26 +236,38 @@ type Deps struct {
 	// long-lived streams end then instead of holding the shutdown up. Nil:
 	// never.
 	Stopping <-chan struct{}
+	// Limits bound request bodies (zero: the defaults).
+	Limits Limits
 }
 
 // Handler returns the admin API (every service, health and reflection) and
 // the web console under /console/ (with / redirecting there).
+//
+// Every request to a service is authenticated from its headers before its
+// body is read (auth.RequireToken); only health checking and reflection are
+// public. Bodies are bounded as sent and as decompressed, and must arrive
+// within a deadline (Deps.Limits).
 func Handler(d Deps) http.Handler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	mux := http.NewServeMux()
-	opts := []connect.HandlerOption{
-		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log), fillSlot{}),
-	}
-	admin.Register(mux, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker}, opts...)
-	provider.Register(mux, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now, Resetter: d.Resetter}, opts...)
+	limits := d.Limits.withDefaults()
+	opts := append(limits.handlerOptions(),
+		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log), fillSlot{}))
+	services := http.NewServeMux()
+	admin.Register(services, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker}, opts...)
+	provider.Register(services, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now, Resetter: d.Resetter}, opts...)
 	names := append(admin.ServiceNames(),
 		adminv1connect.ProviderServiceName, adminv1connect.PoolServiceName, adminv1connect.PriceServiceName)
-	mux.Handle(grpchealth.NewHandler(&checker{store: d.Store, services: names}))
+	mux := http.NewServeMux()
+	// Everything but the public endpoints below needs a token, unknown
+	// paths included.
+	mux.Handle("/", auth.RequireToken(d.Store.Q, d.Log, services))
+	public := limits.handlerOptions()
+	mux.Handle(grpchealth.NewHandler(&checker{store: d.Store, services: names}, public...))
 	reflector := grpcreflect.NewStaticReflector(names...)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1(reflector, public...))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, public...))
 	// The console calls the API above in-process, as the signed-in admin.
 	api := http.Handler(mux)
 	ui, err := console.New(console.Deps{API: api, MasterKey: d.MasterKey, SecureCookies: d.ConsoleSecureCookies, Stopping: d.Stopping, Now: d.Now, Log: d.Log})
@@ -177,7 +280,7 @@ func Handler(d Deps) http.Handler {
 	root.Handle("/", api)
 	root.Handle("/console/", ui)
 	root.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusFound))
-	return root
+	return limits.limitBodies(root)
 }
 
 // Run serves the admin API per cfg until ctx ends.
@@ -214,9 +317,14 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer st.Close()
-	ln, err := net.Listen("tcp", cfg.Listen)
+	raw, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	ln, err := listen.TLS(raw, cfg.TLS, log)
+	if err != nil {
+		_ = raw.Close()
+		return err
 	}
 	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, signingKey, log)
 	if err != nil {
@@ -228,7 +336,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	if dist.commander != nil {
 		deps.Resetter, deps.Revoker = dist.commander, dist.commander
 	}
-	log.Info("admin API listening", "addr", ln.Addr().String(), "dev", cfg.Dev)
+	log.Info("admin API listening", "addr", ln.Addr().String(), "tls", cfg.TLS.Enabled(), "dev", cfg.Dev)
 	return Serve(ctx, ln, Handler(deps), log, cfg.ShutdownTimeout)
 }
 
@@ -266,16 +374,24 @@ func OpenDatabase(ctx context.Context, cfg Config, getenv func(string) string, l
 }
 
 // Serve serves h on ln until ctx ends, then shuts down, waiting at most
-// shutdownTimeout for requests in flight. HTTP/1.1 and cleartext HTTP/2 are
-// both served, so gRPC clients work without TLS.
+// shutdownTimeout for requests in flight. HTTP/1.1 and HTTP/2 are both
+// served, in clear text or over TLS when ln is a TLS listener (package
+// weir.dev/listen), so gRPC clients work either way. Headers are bounded
+// in size (64 KiB) and in time (10s); an idle keep-alive connection is
+// closed after 2 minutes. There is no ReadTimeout or WriteTimeout: they
+// would cut server-streaming RPCs and the console's event streams; bodies
+// get a deadline of their own (Limits.BodyReadTimeout).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger, shutdownTimeout time.Duration) error {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true)
 	srv := &http.Server{
 		Handler:           h,
 		Protocols:         protocols,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)

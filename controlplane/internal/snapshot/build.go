@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"weir.dev/db/sqlc"
@@ -63,8 +64,10 @@ func BuildTenant(in TenantRows, open OpenFunc, edgeKey []byte, rand io.Reader) (
 }
 
 // BuildCluster builds the cluster snapshot: the managed records, each with
-// the ids of the tenants it is shared with, and the cluster secrets they name,
-// resealed for edges as BuildTenant does. A managed record shared with no
+// the ids of the tenants it is shared with, the cluster secrets they name,
+// resealed for edges as BuildTenant does, and the tenant loopback ports
+// (always set: an empty TenantLoopback when in.TenantLoopback is nil, so
+// that edges allow no port). A managed record shared with no
 // tenant is still sent (with no tenant ids): no edge routes to it, and
 // sharing it later changes only the list.
 //
@@ -84,8 +87,12 @@ func BuildCluster(in ClusterRows, open OpenFunc, edgeKey []byte, rand io.Reader)
 		memberPrices: in.MemberPrices,
 	})
 	out := &configv1.ClusterSnapshot{
-		Version:     in.Version,
-		GeneratedAt: timestamppb.New(in.Now),
+		Version:        in.Version,
+		GeneratedAt:    timestamppb.New(in.Now),
+		TenantLoopback: &configv1.TenantLoopback{},
+	}
+	if in.TenantLoopback != nil {
+		out.TenantLoopback = proto.CloneOf(in.TenantLoopback)
 	}
 
 	shares := slices.Clone(in.Shares)

@@ -4,6 +4,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"weir.dev/db/sqlc"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 // goldenCase is one golden-file test: the rows of a tenant snapshot
@@ -272,7 +273,9 @@ func managedClusterRows() ClusterRows {
 	return ClusterRows{
 		Version: 9,
 		Now:     testNow(),
-		Records: []sqlc.ProviderRecord{gpu, shared},
+		// R-SEC-2: controlplane serve --tenant-loopback-ports 8000,11434.
+		TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{8000, 11434}},
+		Records:        []sqlc.ProviderRecord{gpu, shared},
 		Models: []sqlc.RecordModel{
 			{RecordID: shared.ID, Model: "claude-z", Kind: "chat"},
 			{RecordID: shared.ID, Model: "claude-x", Kind: "chat"},

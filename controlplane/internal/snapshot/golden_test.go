@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	"weir.dev/db/sqlc"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
@@ -250,7 +251,7 @@ func TestBuildDoesNotChangeItsInput(t *testing.T) {
 			if _, err := BuildCluster(in, testOpen, testEdgeKey(), testRand()); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(c.cluster(), in); diff != "" {
+			if diff := cmp.Diff(c.cluster(), in, protocmp.Transform()); diff != "" {
 				t.Errorf("%s: BuildCluster changed its input:\n%s", c.name, diff)
 			}
 		}
@@ -480,5 +481,23 @@ func TestInvariantCheckerCatches(t *testing.T) {
 				t.Error("the checker found nothing")
 			}
 		})
+	}
+}
+
+// R-SEC-2: the cluster snapshot always says which loopback ports tenant
+// records may dial: nothing given is an explicit "no port".
+func TestClusterTenantLoopbackRSEC2(t *testing.T) {
+	in := managedClusterRows()
+	in.TenantLoopback = nil
+	cs, err := BuildCluster(in, testOpen, testEdgeKey(), testRand())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl := cs.GetTenantLoopback(); tl == nil || tl.GetAllPorts() || len(tl.GetPorts()) != 0 {
+		t.Errorf("no setting: tenant_loopback = %v, want set and empty", tl)
+	}
+	in.TenantLoopback = &configv1.TenantLoopback{AllPorts: true}
+	if cs, err = BuildCluster(in, testOpen, testEdgeKey(), testRand()); err != nil || !cs.GetTenantLoopback().GetAllPorts() {
+		t.Errorf("every port (--dev): %v %v", cs.GetTenantLoopback(), err)
 	}
 }

@@ -60,6 +60,7 @@ import (
 	"time"
 
 	"weir.dev/db/sqlc"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 // ErrInvalidRows is wrapped by every error BuildTenant and BuildCluster return
@@ -119,6 +120,11 @@ type ClusterRows struct {
 	Shares []sqlc.ListRecordSharesRow
 	// Secrets are the cluster's secrets, sealed under the master key.
 	Secrets []sqlc.Secret
+	// TenantLoopback is which loopback ports tenant-owned records may dial
+	// on edges (ROUTING.md R-SEC-2, controlplane serve
+	// --tenant-loopback-ports). It is the operator's setting, not a row:
+	// LoadCluster leaves it nil, which means no port.
+	TenantLoopback *configv1.TenantLoopback
 }
 
 // OpenFunc returns the plaintext of a secret row sealed under the control

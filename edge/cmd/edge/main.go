@@ -15,9 +15,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,6 +35,7 @@ import (
 	"weir.dev/edge/internal/wire/anthropic"
 	"weir.dev/edge/internal/wire/bedrock"
 	"weir.dev/edge/internal/wire/openai"
+	"weir.dev/listen"
 )
 
 func main() {
@@ -60,6 +64,13 @@ type Config struct {
 	Grace       time.Duration
 	Poll        time.Duration
 	MaxBody     int64
+	// TLS is the gateway's certificate and key (package weir.dev/listen:
+	// re-read when the files change); empty serves plain HTTP.
+	TLS listen.Files
+	// PProf serves /debug/pprof/ on the admin listener; off by default, as
+	// profiles and the command line are not for whoever reaches that port
+	// (R-SEC-2).
+	PProf bool
 }
 
 // Validate reports every problem of c.
@@ -96,6 +107,7 @@ func (c Config) Validate() error {
 	if c.MaxBody <= 0 {
 		errs = append(errs, errors.New("--max-body must be positive"))
 	}
+	errs = append(errs, c.TLS.Validate())
 	return errors.Join(errs...)
 }
 
@@ -115,7 +127,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.NATSURL, "nats-url", getenv("NATS_URL"), "NATS server(s) of the control plane, comma-separated [NATS_URL]")
 	fs.StringVar(&c.StateDir, "state-dir", getenv("WEIR_EDGE_STATE_DIR"), "where the config cache and the usage journal live (default ./var/edge-<edge id>) [WEIR_EDGE_STATE_DIR]")
 	fs.StringVar(&c.Listen, "listen", envOr(getenv, "WEIR_EDGE_LISTEN", ":8080"), "gateway address [WEIR_EDGE_LISTEN]")
-	fs.StringVar(&c.AdminListen, "admin-listen", envOr(getenv, "WEIR_EDGE_ADMIN_LISTEN", "127.0.0.1:9090"), "metrics and pprof address, empty to disable [WEIR_EDGE_ADMIN_LISTEN]")
+	fs.StringVar(&c.AdminListen, "admin-listen", envOr(getenv, "WEIR_EDGE_ADMIN_LISTEN", "127.0.0.1:9090"), "metrics, health and (with --pprof) profiling address, empty to disable [WEIR_EDGE_ADMIN_LISTEN]")
 	fs.StringVar(&c.EdgeID, "edge-id", envOr(getenv, "WEIR_EDGE_ID", host), "this edge's id [WEIR_EDGE_ID]")
 	fs.StringVar(&c.UsageLog, "usage-log", getenv("WEIR_EDGE_USAGE_LOG"), "append call records as JSON lines to this file, - for stdout [WEIR_EDGE_USAGE_LOG]")
 	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
@@ -129,6 +141,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.NATSAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS [NATS_KEY]")
 	fs.BoolVar(&c.NATSAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection [NATS_INSECURE=true]")
 	pubKey := fs.String("config-public-key", getenv("WEIR_CONFIG_PUBLIC_KEY"), "the control plane's Ed25519 public key, base64 (what `controlplane config-public-key` prints); snapshots and commands not signed with it are refused [WEIR_CONFIG_PUBLIC_KEY]")
+	fs.StringVar(&c.TLS.Cert, "tls-cert", getenv("WEIR_EDGE_TLS_CERT"), "serve the gateway over TLS with this PEM certificate (chain), re-read when it changes [WEIR_EDGE_TLS_CERT]")
+	fs.StringVar(&c.TLS.Key, "tls-key", getenv("WEIR_EDGE_TLS_KEY"), "the PEM private key of --tls-cert [WEIR_EDGE_TLS_KEY]")
+	fs.BoolVar(&c.PProf, "pprof", false, "serve Go profiling (/debug/pprof/) on the admin listener")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -171,8 +186,18 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns, base.MaxIdleConnsPerHost = 1024, 256
 	base.ResponseHeaderTimeout = 0 // the attempt deadline governs (R-FAIL-9)
-	transport := netguard.NewTransport(&netguard.Dialer{}, base)
+	dialer := &netguard.Dialer{}
+	transport := netguard.NewTransport(dialer, base)
 	defer transport.CloseIdleConnections()
+	// Which loopback ports tenant records may dial (R-SEC-2) comes with the
+	// config; NATS's ports never. Pooled connections made under the old
+	// setting are dropped.
+	never := natsPorts(cfg.NATSURL)
+	setLoopback := func(l netguard.TenantLoopback) {
+		l.Never = never
+		dialer.SetTenantLoopback(l)
+		transport.CloseIdleConnections()
+	}
 
 	tokenClient := &http.Client{Transport: transport, Timeout: upauth.TokenFetchTimeout}
 	signer := upauth.New(nil, tokenClient, time.Now)
@@ -184,13 +209,14 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	var affinity gateway.Affinity
 	var edge *distrib.Edge
 	if cfg.NATSURL != "" {
+		setLoopback(netguard.TenantLoopback{}) // none until a cluster snapshot says
 		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, cfg.NATSAuth, log)
 		if err != nil {
 			return err
 		}
 		defer nc.Close()
 		edge, err = distrib.New(distrib.Options{NATS: nc, EdgeID: cfg.EdgeID, StateDir: cfg.StateDir, EdgeKey: cfg.EdgeKey,
-			ConfigPublicKey: cfg.ConfigPublicKey, Registry: reg, States: states, Secrets: signer, Log: log})
+			ConfigPublicKey: cfg.ConfigPublicKey, Registry: reg, States: states, Secrets: signer, TenantLoopback: setLoopback, Log: log})
 		if err != nil {
 			return err
 		}
@@ -241,21 +267,46 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	} else {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
-		if err := loadStandalone(watchCtx, cfg, getenv, log, signer, reg); err != nil {
+		if err := loadStandalone(watchCtx, cfg, getenv, log, signer, reg, setLoopback); err != nil {
 			return err
 		}
 	}
-	return listenAndServe(ctx, cfg, gw, metrics, log)
+	return listenAndServe(ctx, cfg, gw, metrics, dialer, log)
+}
+
+// natsPorts lists the ports of the NATS servers in urls (comma-separated,
+// 4222 when a URL names none): tenant records never dial them on the
+// edge's own machine (R-SEC-2).
+func natsPorts(urls string) []uint16 {
+	var out []uint16
+	for _, raw := range strings.Split(urls, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw
+		}
+		port := uint64(4222)
+		if u, err := url.Parse(raw); err == nil && u.Port() != "" {
+			if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+				port = n
+			}
+		}
+		out = append(out, uint16(port))
+	}
+	return out
 }
 
 // loadStandalone watches the config file until ctx ends and returns once
 // the first load is installed (or failed). A valid file is a config even
 // without any tenant: the registry is then ready.
-func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry) error {
+func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry, loopback func(netguard.TenantLoopback)) error {
 	loaded := make(chan error, 1)
 	go func() {
 		first := true
 		err := standalone.Watch(ctx, cfg.ConfigFile, cfg.Poll, getenv, log, func(c *standalone.Config) {
+			loopback(c.TenantLoopback)
 			signer.SetStore(c.Secrets)
 			reg.Set(c.Tables)
 			if first {
@@ -278,38 +329,62 @@ func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string,
 }
 
 // listenAndServe serves callers (and the admin port) until ctx ends, then
-// shuts down gracefully.
-func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metrics *gateway.Metrics, log *slog.Logger) error {
+// shuts down gracefully. Once bound, and before anything is served, the
+// listeners' addresses go to dialer: no record ever dials the edge itself
+// (R-SEC-2).
+func listenAndServe(ctx context.Context, cfg Config, gw *gateway.Gateway, metrics *gateway.Metrics, dialer *netguard.Dialer, log *slog.Logger) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	raw, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		return err
+	}
+	own := []net.Addr{raw.Addr()}
+	var aln net.Listener
+	if cfg.AdminListen != "" {
+		if aln, err = net.Listen("tcp", cfg.AdminListen); err != nil {
+			raw.Close()
+			return err
+		}
+		own = append(own, aln.Addr())
+	}
+	closeAll := func() {
+		raw.Close()
+		if aln != nil {
+			aln.Close()
+		}
+	}
+	if err := dialer.SetListeners(own...); err != nil {
+		closeAll()
+		return err
+	}
+	ln, err := listen.TLS(raw, cfg.TLS, log)
+	if err != nil {
+		closeAll()
 		return err
 	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 1 << 20}
 	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(ln) }()
 	var admin *http.Server
-	if cfg.AdminListen != "" {
+	if aln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		if cfg.PProf {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		}
 		mux.Handle("/healthz", gw)
 		mux.Handle("/readyz", gw)
-		aln, err := net.Listen("tcp", cfg.AdminListen)
-		if err != nil {
-			return err
-		}
 		admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errs <- admin.Serve(aln) }()
 		log.Info("admin listening", "addr", aln.Addr().String())
 	}
-	log.Info("edge listening", "addr", ln.Addr().String(), "edge_id", cfg.EdgeID)
+	log.Info("edge listening", "addr", ln.Addr().String(), "tls", cfg.TLS.Enabled(), "edge_id", cfg.EdgeID)
 	select {
 	case <-ctx.Done():
 	case err := <-errs:

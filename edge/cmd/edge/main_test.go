@@ -155,3 +155,129 @@ func TestStandaloneReadyWithoutTenants(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
+
+// startEdge runs the edge with args (plus --listen and --admin-listen on
+// free loopback ports) until the test ends, and returns its gateway and
+// admin addresses once it is ready.
+func startEdge(t *testing.T, getenv func(string) string, args ...string) (gw, admin string) {
+	t.Helper()
+	gw, admin = freeAddr(t), freeAddr(t)
+	startEdgeAt(t, gw, admin, getenv, args...)
+	return gw, admin
+}
+
+// startEdgeAt is startEdge on the given gateway and admin addresses.
+func startEdgeAt(t *testing.T, gw, admin string, getenv func(string) string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"--listen", gw, "--admin-listen", admin, "--shutdown-grace", "1s"}, args...), getenv, io.Discard, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("edge not ready (%v): %s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// R-SEC-2: profiling endpoints (and the command line they show) are off
+// unless --pprof is given; metrics stay on the admin port.
+func TestPProfOnlyWithFlagRSEC2(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "weir.json")
+	if err := os.WriteFile(p, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) string { return "" }
+	status := func(url string) int {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, admin := startEdge(t, none, "--config", p)
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/symbol"} {
+		if got := status("http://" + admin + path); got != http.StatusNotFound {
+			t.Errorf("without --pprof, %s = %d, want 404", path, got)
+		}
+	}
+	if got := status("http://" + admin + "/metrics"); got != http.StatusOK {
+		t.Errorf("/metrics = %d", got)
+	}
+	_, admin = startEdge(t, none, "--config", p, "--pprof")
+	if got := status("http://" + admin + "/debug/pprof/cmdline"); got != http.StatusOK {
+		t.Errorf("with --pprof, /debug/pprof/cmdline = %d, want 200", got)
+	}
+}
+
+// R-SEC-2: a tenant's record aimed at the edge's own admin port (metrics:
+// other tenants' record and member names) or gateway port is refused at
+// dial time, as a connect failure of that member (R-FAIL-5), even where
+// loopback is open to tenants on every port (a standalone file that says
+// nothing); the caller never sees the metrics.
+func TestEdgeNeverDialsItselfRSEC2(t *testing.T) {
+	gw, admin := freeAddr(t), freeAddr(t)
+	sum := sha256.Sum256([]byte("k-test"))
+	cfg := fmt.Sprintf(`{"tenants":[{"version":"1","tenant":{"id":"t","name":"t"},
+ "apiKeys":[{"id":"k","name":"k","sha256":"%s"}],
+ "records":[{"id":"r","name":"pool","tenantId":"t","wireFormat":"WIRE_FORMAT_OPENAI",
+  "models":[{"name":"gpt-x","kind":"MODEL_KIND_CHAT"}],"auth":{"kind":"AUTH_KIND_API_KEY","header":"authorization"},"keySecret":"s",
+  "members":[{"name":"admin","baseUrl":"http://%s/metrics"},{"name":"gateway","baseUrl":"http://localhost:%s/v1"}]}]}],
+ "secrets":[{"name":"s","tenantId":"t","hosts":["127.0.0.1","localhost"],"env":"TEST_KEY"}]}`,
+		base64.StdEncoding.EncodeToString(sum[:]), admin, gw[strings.LastIndex(gw, ":")+1:])
+	dir := t.TempDir()
+	p := filepath.Join(dir, "weir.json")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "TEST_KEY" {
+			return "sk-x"
+		}
+		return ""
+	}
+	startEdgeAt(t, gw, admin, getenv, "--config", p)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+gw+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-x","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer k-test")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || strings.Contains(string(body), "# HELP") || strings.Contains(string(body), "404 page not found") {
+		t.Fatalf("call through members aimed at the edge itself: %d %s", resp.StatusCode, body)
+	}
+	if n := strings.Count(string(body), `"reason":"destination_refused"`); n != 2 {
+		t.Errorf("want both members refused at dial time (destination_refused), got %d: %s", n, body)
+	}
+}
+
+// R-SEC-2: tenant records never dial the ports of the edge's NATS servers.
+func TestNATSPortsRSEC2(t *testing.T) {
+	got := natsPorts("nats://127.0.0.1:4333, tls://nats.example.com,localhost:5222")
+	if fmt.Sprint(got) != "[4333 4222 5222]" {
+		t.Fatalf("natsPorts = %v", got)
+	}
+	if got := natsPorts(""); len(got) != 0 {
+		t.Fatalf("natsPorts(\"\") = %v", got)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"io"
 
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,15 +147,37 @@ func TestNATSMode(t *testing.T) {
 	if _, err := kv.Put(ctx, "tenant.t", signed("tenant.t", raw)); err != nil {
 		t.Fatal(err)
 	}
-
 	stateDir := t.TempDir()
 	addr := freeAddr(t)
 	args := []string{"--nats-url", ns.ClientURL(), "--state-dir", stateDir, "--listen", addr, "--admin-listen", "", "--edge-id", "edge-1", "--shutdown-grace", "5s"}
 	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey, "NATS_INSECURE": "true"}
 	stop, stderr := edgeRun(t, args, env)
 	waitReady(t, addr, stderr)
-	if code := chat(t, addr); code != 200 {
-		t.Fatalf("call: %d\n%s", code, stderr)
+	// R-SEC-2: the member is a loopback sidecar, which no cluster snapshot
+	// has opened to tenant records yet: refused at dial time. Once the
+	// cluster snapshot lists its port (controlplane serve
+	// --tenant-loopback-ports), it is served; from the disk cache too after
+	// a restart.
+	calls := 1
+	if code := chat(t, addr); code != http.StatusBadGateway {
+		t.Fatalf("R-SEC-2 call to a loopback port no cluster snapshot opened: %d, want 502\n%s", code, stderr)
+	}
+	upURL, _ := url.Parse(up)
+	upPort, _ := strconv.Atoi(upURL.Port())
+	raw, _ = proto.Marshal(&configv1.ClusterSnapshot{Version: 1, TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{uint32(upPort)}}})
+	if _, err := kv.Put(ctx, distrib.ClusterKey, signed(distrib.ClusterKey, raw)); err != nil {
+		t.Fatal(err)
+	}
+	// The refused member cools 5 s (R-FAIL-5) before it is tried again.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		calls++
+		code := chat(t, addr)
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("call after the cluster snapshot opened the port: %d\n%s", code, stderr)
+		}
 	}
 	stopAt := time.Now()
 	if code := stop(); code != 0 {
@@ -166,8 +190,8 @@ func TestNATSMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := s.Info(ctx)
-	if err != nil || info.State.Msgs != 1 {
-		t.Fatalf("stream holds %v records (%v), want 1", info.State.Msgs, err)
+	if err != nil || info.State.Msgs != uint64(calls) {
+		t.Fatalf("stream holds %v records (%v), want %d", info.State.Msgs, err, calls)
 	}
 
 	// Restart with NATS down: ready from disk at once, and serving.

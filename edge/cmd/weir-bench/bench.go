@@ -155,7 +155,7 @@ func (r *rig) setup(ctx context.Context) error {
 		return err
 	}
 	r.edge, err = startChild("edge", r.dir, r.cfg.EdgeBin,
-		[]string{"--config", cfgPath, "--listen", r.edgeAddr, "--admin-listen", r.adminAddr, "--edge-id", "weir-bench", "--shutdown-grace", "2s"},
+		[]string{"--config", cfgPath, "--listen", r.edgeAddr, "--admin-listen", r.adminAddr, "--pprof", "--edge-id", "weir-bench", "--shutdown-grace", "2s"},
 		r.childEnv("WEIR_BENCH_PROVIDER_KEY="+providerKey))
 	if err != nil {
 		return err

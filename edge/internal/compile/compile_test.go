@@ -507,7 +507,7 @@ func TestValidation(t *testing.T) {
 			},
 		},
 		{
-			name: "urls",
+			name: "R-SEC-2 urls",
 			tenant: `{` + tenant + `, "records": [
 				{"id": "r1", "name": "ftp", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "ftp://x.example.com", "models": [{"name": "m"}]},
 				{"id": "r2", "name": "creds", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "https://user:pw@x.example.com", "models": [{"name": "m"}]},
@@ -522,7 +522,12 @@ func TestValidation(t *testing.T) {
 				{"id": "r7", "name": "loopback4", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "http://127.0.0.5:8000/v1", "models": [{"name": "m"}]},
 				{"id": "r8", "name": "loopback6", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "http://[::1]:8000/v1", "models": [{"name": "m"}]},
 				{"id": "r9", "name": "localhost", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "http://LOCALHOST:8000/v1", "models": [{"name": "m"}]},
-				{"id": "r10", "name": "internal", "internal": true, "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "http://gpu.internal:8000/v1", "models": [{"name": "m"}]}
+				{"id": "r10", "name": "internal", "internal": true, "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "http://gpu.internal:8000/v1", "models": [{"name": "m"}]},
+				{"id": "r15", "name": "empty-query", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "http://127.0.0.1:9090/metrics?x=", "models": [{"name": "m"}]},
+				{"id": "r16", "name": "query", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "https://x.example.com/v1?a=b", "models": [{"name": "m"}]},
+				{"id": "r17", "name": "empty-fragment", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "https://x.example.com/v1#", "models": [{"name": "m"}]},
+				{"id": "r18", "name": "alibaba", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "https://100.100.100.200/", "models": [{"name": "m"}]},
+				{"id": "r19", "name": "broadcast", "managed": false, "internal": true, "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "https://255.255.255.255/", "models": [{"name": "m"}]}
 			]}`,
 			want: []string{
 				`record "ftp": base_url: must be an absolute http(s) URL, got scheme "ftp"`,
@@ -530,11 +535,16 @@ func TestValidation(t *testing.T) {
 				`record "relative": base_url: must be an absolute http(s) URL, got scheme ""`,
 				`record "evil": base_url: must be https`,
 				`record "private": base_url: must be https`,
-				`record "private": base_url: must not be a private, link-local, multicast or unspecified address`,
-				`record "metadata": base_url: must not be a private, link-local, multicast or unspecified address`,
-				`record "unspecified": base_url: must not be a private`,
-				`record "ula": base_url: must not be a private`,
+				`record "private": base_url: must not be this address on a tenant's record: private address`,
+				`record "metadata": base_url: must not be this address on a tenant's record: link-local address (cloud metadata)`,
+				`record "unspecified": base_url: must not be this address on a tenant's record: unspecified address`,
+				`record "ula": base_url: must not be this address on a tenant's record: private address`,
 				`record "unparsable": base_url: does not parse as a URL`,
+				`record "empty-query": base_url: must not have a query string`,
+				`record "query": base_url: must not have a query string`,
+				`record "empty-fragment": base_url: must not have a fragment`,
+				`record "alibaba": base_url: must not be this address on a tenant's record: shared address space`,
+				`record "broadcast": base_url: must not be this address on any record: broadcast address`,
 			},
 		},
 		{

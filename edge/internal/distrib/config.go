@@ -12,6 +12,7 @@ import (
 
 	"weir.dev/edge/internal/compile"
 	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/netguard"
 	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
@@ -51,6 +52,9 @@ type configState struct {
 	pub   ed25519.PublicKey // verifies every value (DESIGN.md §4)
 	cache *diskCache
 	log   *slog.Logger
+	// loopback, when set, takes the cluster snapshot's tenant loopback
+	// ports each time one is installed.
+	loopback func(netguard.TenantLoopback)
 
 	mu sync.Mutex
 	// installed is set once a whole config is in the registry (from disk
@@ -123,6 +127,9 @@ func (s *configState) loadDisk() (int, error) {
 	}
 	if err := s.installAll(); err != nil {
 		return 0, err
+	}
+	if s.cluster != nil {
+		s.installLoopback()
 	}
 	s.installed = true
 	return len(s.tenants), nil
@@ -267,6 +274,9 @@ func (s *configState) apply(batch []change, initial bool) {
 		return
 	}
 	s.sink.SetStore(store)
+	if clusterChanged {
+		s.installLoopback()
+	}
 	if !s.installed || len(removed) > 0 || len(updated) > 1 {
 		s.reg.Set(s.tables())
 		s.installed = true
@@ -289,6 +299,20 @@ func (s *configState) apply(batch []change, initial bool) {
 		}
 	}
 	s.log.Info("config installed", "tenants", len(s.tenants), "changed", len(updated), "removed", len(removed), "cluster_changed", clusterChanged)
+}
+
+// installLoopback passes the served cluster snapshot's tenant loopback
+// ports on (none when it does not say; a bad port is logged and none
+// allowed). Caller holds mu.
+func (s *configState) installLoopback() {
+	if s.loopback == nil {
+		return
+	}
+	l, err := compile.TenantLoopback(s.cluster, netguard.TenantLoopback{})
+	if err != nil {
+		s.log.Error("cluster snapshot: tenant loopback ports refused; tenant records may reach no loopback port", "err", err)
+	}
+	s.loopback(l)
 }
 
 // installAll puts every tenant's table and the whole secret store in place.

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/netguard"
 	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 )
@@ -39,8 +40,13 @@ type Options struct {
 	Registry        *gateway.Registry
 	States          *routing.States
 	Secrets         SecretSink
-	Log             *slog.Logger
-	Now             func() time.Time
+	// TenantLoopback, when set, is called with the loopback ports tenant
+	// records may dial (R-SEC-2) each time a cluster snapshot is installed
+	// (from the disk cache or NATS); a snapshot that does not say allows
+	// none. It is not called before the first cluster snapshot.
+	TenantLoopback func(netguard.TenantLoopback)
+	Log            *slog.Logger
+	Now            func() time.Time
 
 	// ViewInterval is how often views are checked for changes (default 1 s),
 	// ViewHeartbeat how often an unchanged view is put again (default 20 s).
@@ -144,6 +150,7 @@ func New(o Options) (*Edge, error) {
 		return nil, err
 	}
 	e.config = newConfigState(o.Registry, o.Secrets, o.EdgeKey, o.ConfigPublicKey, e.cache, o.Log)
+	e.config.loopback = o.TenantLoopback
 	n, err := e.config.loadDisk()
 	if err != nil {
 		e.cache.close()

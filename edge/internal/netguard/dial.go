@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -20,7 +22,8 @@ type Resolver interface {
 // Dialer dials TCP connections that obey a Policy. The zero Dialer is ready
 // to use: net.DefaultResolver, 30 s connect timeout, 30 s keep-alive.
 // A Dialer is safe for concurrent use; do not change its fields while it is
-// in use.
+// in use (SetTenantLoopback and SetListeners may be called at any time), and
+// do not copy it.
 type Dialer struct {
 	// Resolver resolves host names; nil means net.DefaultResolver.
 	Resolver Resolver
@@ -29,6 +32,12 @@ type Dialer struct {
 	// KeepAlive is the TCP keep-alive period; 0 means 30 s, negative
 	// disables keep-alives.
 	KeepAlive time.Duration
+	// InterfaceAddrs lists the machine's own addresses for SetListeners;
+	// nil means net.InterfaceAddrs.
+	InterfaceAddrs func() ([]net.Addr, error)
+
+	loopback atomic.Pointer[TenantLoopback] // nil: every port
+	self     atomic.Pointer[self]           // nil: no listener known
 }
 
 // DialContext dials address ("host:port") on a "tcp", "tcp4" or "tcp6"
@@ -77,14 +86,17 @@ func (d *Dialer) dial(ctx context.Context, network, address string, p Policy) (n
 	if err != nil {
 		return nil, fmt.Errorf("netguard: dial %s: %w", address, err)
 	}
+	portNum, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("netguard: dial %s: port is not a number in 0-65535", address)
+	}
 	ips, err := d.resolve(ctx, network, host)
 	if err != nil {
 		return nil, err
 	}
 	var candidates []netip.Addr
 	for _, ip := range ips {
-		if err := CheckAddr(ip, p); err != nil {
-			err.(*RefusedError).Host = host
+		if err := d.checkAddrPort(host, netip.AddrPortFrom(ip, uint16(portNum)), p); err != nil {
 			return nil, err
 		}
 		if want(ip) {
@@ -98,7 +110,7 @@ func (d *Dialer) dial(ctx context.Context, network, address string, p Policy) (n
 	nd := net.Dialer{
 		Timeout:   d.Timeout,
 		KeepAlive: d.KeepAlive,
-		Control:   control(host, p),
+		Control:   d.control(host, p),
 	}
 	if nd.Timeout == 0 {
 		nd.Timeout = 30 * time.Second
@@ -147,19 +159,15 @@ func (d *Dialer) resolve(ctx context.Context, network, host string) ([]netip.Add
 	return ips, nil
 }
 
-// control is the socket hook that checks the address the kernel is about to
-// connect to, whatever produced it: the last word on R-SEC-2.
-func control(host string, p Policy) func(network, address string, c syscall.RawConn) error {
+// control is the socket hook that checks the address and port the kernel is
+// about to connect to, whatever produced them: the last word on R-SEC-2.
+func (d *Dialer) control(host string, p Policy) func(network, address string, c syscall.RawConn) error {
 	return func(network, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return &RefusedError{Host: host, Reason: "unparsable socket address", Policy: p}
 		}
-		if err := CheckAddr(ap.Addr(), p); err != nil {
-			err.(*RefusedError).Host = host
-			return err
-		}
-		return nil
+		return d.checkAddrPort(host, ap, p)
 	}
 }
 

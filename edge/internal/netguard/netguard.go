@@ -8,7 +8,14 @@
 // checks again, in the socket's Control hook, the address actually connected
 // to. A name that resolves to a private or metadata address is therefore
 // refused however it was spelt, and so is a name whose DNS answer changes
-// between two look-ups (DNS rebinding).
+// between two look-ups (DNS rebinding). The address ranges are those of
+// weir.dev/rules (rules.AddrRefusal), the list the configuration check uses,
+// so the two never disagree.
+//
+// The Dialer also knows the edge's own machine: the listeners it serves on
+// (SetListeners), which no record may dial, and the loopback ports tenant
+// records may dial (SetTenantLoopback); both are judged with the port, at
+// resolve time and again in the Control hook.
 //
 // Hazards for callers:
 //   - A proxy defeats the guard (the proxy resolves the target): transports
@@ -19,6 +26,8 @@
 //     Dialer.DialContext. Transport keeps one pool per policy for that reason.
 //   - The policy travels in the request's context (WithPolicy). When absent
 //     it is PolicyTenant, the stricter one.
+//   - Pooled connections outlive a narrower SetTenantLoopback: close the
+//     Transport's idle connections after calling it (the edge does).
 package netguard
 
 import (
@@ -26,6 +35,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+
+	"weir.dev/rules"
 )
 
 // Policy says which destinations a connection may reach.
@@ -113,51 +124,6 @@ func PolicyFrom(ctx context.Context) Policy {
 	return PolicyTenant
 }
 
-type rangeRule struct {
-	prefix netip.Prefix
-	reason string
-}
-
-func rules(list ...any) []rangeRule {
-	out := make([]rangeRule, 0, len(list)/2)
-	for i := 0; i < len(list); i += 2 {
-		out = append(out, rangeRule{netip.MustParsePrefix(list[i].(string)), list[i+1].(string)})
-	}
-	return out
-}
-
-// alwaysRefused are never unicast destinations, whatever the policy.
-var alwaysRefused = rules(
-	"0.0.0.0/8", "unspecified address",
-	"::/128", "unspecified address",
-	"224.0.0.0/4", "multicast address",
-	"ff00::/8", "multicast address",
-	"255.255.255.255/32", "broadcast address",
-)
-
-// tenantRefused are the internal ranges of R-SEC-2 and their neighbours that
-// are never a public service. Loopback is deliberately absent.
-var tenantRefused = rules(
-	"10.0.0.0/8", "private address",
-	"172.16.0.0/12", "private address",
-	"192.168.0.0/16", "private address",
-	"fc00::/7", "private address", // AWS IMDS over IPv6 (fd00:ec2::254) too
-	"fec0::/10", "private address (site-local)",
-	"169.254.0.0/16", "link-local address (cloud metadata)",
-	"fe80::/10", "link-local address",
-	"100.64.0.0/10", "shared address space (CGNAT; Alibaba Cloud metadata)",
-	"168.63.129.16/32", "cloud metadata address (Azure)",
-	"192.0.0.0/24", "IETF protocol assignment",
-	"198.18.0.0/15", "benchmarking address",
-	"240.0.0.0/4", "reserved address",
-)
-
-var (
-	nat64      = netip.MustParsePrefix("64:ff9b::/96")
-	v4Compat   = netip.MustParsePrefix("::/96")
-	loopbackV4 = netip.MustParsePrefix("127.0.0.0/8")
-)
-
 // CheckAddr reports whether the policy allows a connection to ip. It
 // returns nil or a *RefusedError (wrapping ErrRefused) whose Host is empty.
 // An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is judged as the IPv4
@@ -169,42 +135,14 @@ func CheckAddr(ip netip.Addr, p Policy) error {
 	return nil
 }
 
+// refusal is the reason p refuses ip, or "". The ranges are rules'
+// (rules.AddrRefusal), the list the configuration check uses too.
 func refusal(ip netip.Addr, p Policy) string {
-	if !ip.IsValid() {
-		return "invalid address"
+	switch p {
+	case PolicyTenant:
+		return rules.AddrRefusal(ip, false)
+	case PolicyTrusted:
+		return rules.AddrRefusal(ip, true)
 	}
-	ip = ip.WithZone("").Unmap()
-	for _, r := range alwaysRefused {
-		if r.prefix.Contains(ip) {
-			return r.reason
-		}
-	}
-	if p == PolicyTrusted {
-		return ""
-	}
-	if p != PolicyTenant {
-		return "unknown policy"
-	}
-	if ip.IsLoopback() {
-		return ""
-	}
-	for _, r := range tenantRefused {
-		if r.prefix.Contains(ip) {
-			return r.reason
-		}
-	}
-	// IPv6 forms that carry an IPv4 address in their last 32 bits reach that
-	// address through a translator (NAT64) or old stacks (IPv4-compatible):
-	// judge the IPv4 address. Their loopback is not the edge's own machine.
-	if ip.Is6() && (nat64.Contains(ip) || v4Compat.Contains(ip)) {
-		b := ip.As16()
-		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		if loopbackV4.Contains(v4) {
-			return "loopback address behind an IPv6 translation prefix"
-		}
-		if r := refusal(v4, p); r != "" {
-			return r + " behind an IPv6 translation prefix"
-		}
-	}
-	return ""
+	return "unknown policy"
 }

@@ -14,10 +14,13 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"weir.dev/rules"
 )
 
 func TestCheckAddr(t *testing.T) {
@@ -299,7 +302,7 @@ func TestControlChecksTheConnectedAddress(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := control("rebind.test", tc.p)("tcp", tc.address, nil)
+			err := (&Dialer{}).control("rebind.test", tc.p)("tcp", tc.address, nil)
 			if tc.refused != (err != nil) {
 				t.Fatalf("control(%s) = %v, refused want %v", tc.address, err, tc.refused)
 			}
@@ -439,4 +442,166 @@ func TestTransportLoopbackV6(t *testing.T) {
 		t.Fatalf("R-SEC-2 ::1 through the guard: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestConfigCheckAgreesWithDialCheckRSEC2 judges a table of addresses with
+// the configuration check (rules.CheckURL, which the control plane and the
+// edge compiler run) and with the dial-time check: they refuse the same
+// addresses under the same ownership, since both read one list.
+func TestConfigCheckAgreesWithDialCheckRSEC2(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{
+		"127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1", "8.8.8.8", "2001:4860:4860::8888",
+		"10.0.0.1", "172.16.0.1", "172.32.0.1", "192.168.1.1", "fc00::1", "fd00:ec2::254", "fec0::1",
+		"169.254.169.254", "fe80::1", "100.64.0.1", "100.100.100.200", "100.127.255.255", "100.128.0.1",
+		"168.63.129.16", "192.0.0.1", "198.18.0.1", "240.0.0.1", "255.255.255.255",
+		"::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b::808:808", "::a00:1",
+		"0.0.0.0", "0.1.2.3", "::", "::ffff:0.0.0.0", "224.0.0.1", "ff02::1", "::ffff:224.0.0.1",
+	} {
+		ip := netip.MustParseAddr(addr)
+		host := addr
+		if ip.Is6() {
+			host = "[" + addr + "]"
+		}
+		for _, p := range []Policy{PolicyTenant, PolicyTrusted} {
+			dialRefused := CheckAddr(ip, p) != nil
+			configRefused := false
+			for _, pr := range rules.CheckURL("https://"+host+"/v1", p == PolicyTrusted) {
+				if pr.Kind == rules.URLPrivateAddress {
+					configRefused = true
+				}
+			}
+			if dialRefused != configRefused {
+				t.Errorf("%s under %s: dial check refuses: %v, config check refuses: %v", addr, p, dialRefused, configRefused)
+			}
+		}
+	}
+	for _, must := range []string{"100.100.100.200", "255.255.255.255", "169.254.169.254"} {
+		if CheckAddr(netip.MustParseAddr(must), PolicyTenant) == nil {
+			t.Errorf("%s is allowed to tenants", must)
+		}
+	}
+}
+
+// portOf is the port of a listener's address.
+func portOf(t *testing.T, a net.Addr) uint16 {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ap.Port()
+}
+
+// TestTenantLoopbackPortsRSEC2 dials real loopback servers: a tenant's
+// record reaches only the ports the operator listed (never NATS's), a
+// record cluster admins own reaches any, and the zero Dialer (nothing said)
+// every port.
+func TestTenantLoopbackPortsRSEC2(t *testing.T) {
+	t.Parallel()
+	open := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(open.Close)
+	closed := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(closed.Close)
+	openPort, closedPort := portOf(t, open.Listener.Addr()), portOf(t, closed.Listener.Addr())
+	dial := func(d *Dialer, p Policy, port uint16) error {
+		conn, err := d.DialContext(WithPolicy(context.Background(), p), "tcp", net.JoinHostPort("localhost", strconv.Itoa(int(port))))
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+
+	zero := &Dialer{Resolver: newFakeResolver(map[string][]string{"localhost": {"127.0.0.1"}})}
+	if err := dial(zero, PolicyTenant, closedPort); err != nil {
+		t.Errorf("zero Dialer: %v, want every loopback port", err)
+	}
+
+	d := &Dialer{Resolver: newFakeResolver(map[string][]string{"localhost": {"127.0.0.1"}})}
+	d.SetTenantLoopback(TenantLoopback{Ports: []uint16{openPort}})
+	if err := dial(d, PolicyTenant, openPort); err != nil {
+		t.Errorf("listed port: %v", err)
+	}
+	err := dial(d, PolicyTenant, closedPort)
+	var re *RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "--tenant-loopback-ports") {
+		t.Errorf("unlisted port: %v, want refused", err)
+	}
+	if err := dial(d, PolicyTrusted, closedPort); err != nil {
+		t.Errorf("unlisted port on a trusted record: %v", err)
+	}
+	// The Control hook judges the port too (a resolver that lies).
+	if err := d.control("x", PolicyTenant)("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(closedPort))), nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("control hook: %v, want refused", err)
+	}
+	if err := d.control("x", PolicyTenant)("tcp", net.JoinHostPort("::1", strconv.Itoa(int(closedPort))), nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("control hook ::1: %v, want refused", err)
+	}
+
+	// Every port (--dev), but never NATS's.
+	d.SetTenantLoopback(TenantLoopback{AllPorts: true, Never: []uint16{openPort}})
+	if err := dial(d, PolicyTenant, closedPort); err != nil {
+		t.Errorf("every port: %v", err)
+	}
+	if err := dial(d, PolicyTenant, openPort); !errors.Is(err, ErrRefused) {
+		t.Errorf("NATS port: %v, want refused", err)
+	}
+
+	// No port at all.
+	d.SetTenantLoopback(TenantLoopback{})
+	if err := dial(d, PolicyTenant, openPort); !errors.Is(err, ErrRefused) {
+		t.Errorf("no port listed: %v, want refused", err)
+	}
+}
+
+// TestOwnListenersRefusedRSEC2: no record, whoever owns it, reaches the
+// edge's own listeners: one bound to an address at that address, one bound
+// to every address at any loopback or own address with its port. The
+// machine's own addresses count as loopback for tenant records.
+func TestOwnListenersRefusedRSEC2(t *testing.T) {
+	t.Parallel()
+	d := &Dialer{InterfaceAddrs: func() ([]net.Addr, error) {
+		return []net.Addr{
+			&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+			&net.IPNet{IP: net.ParseIP("203.0.113.9"), Mask: net.CIDRMask(24, 32)},
+		}, nil
+	}}
+	if err := d.SetListeners(
+		&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 9090},
+		&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080},
+	); err != nil {
+		t.Fatal(err)
+	}
+	d.SetTenantLoopback(TenantLoopback{AllPorts: true})
+	for _, tc := range []struct {
+		addr    string
+		p       Policy
+		refused bool
+	}{
+		{"127.0.0.1:9090", PolicyTenant, true},
+		{"127.0.0.1:9090", PolicyTrusted, true},
+		{"[::ffff:127.0.0.1]:9090", PolicyTrusted, true},
+		{"127.0.0.2:9090", PolicyTrusted, false}, // not bound there
+		{"127.0.0.1:8080", PolicyTrusted, true},
+		{"127.0.0.53:8080", PolicyTenant, true},
+		{"[::1]:8080", PolicyTrusted, true},
+		{"203.0.113.9:8080", PolicyTrusted, true},
+		{"203.0.113.9:8080", PolicyTenant, true},
+		{"203.0.113.9:8000", PolicyTrusted, false},
+		{"203.0.113.10:8080", PolicyTrusted, false}, // another machine
+		{"127.0.0.1:8000", PolicyTenant, false},
+	} {
+		err := d.control("h", tc.p)("tcp", tc.addr, nil)
+		if tc.refused != (err != nil) {
+			t.Errorf("%s under %s: %v, refused want %v", tc.addr, tc.p, err, tc.refused)
+		}
+	}
+	// The machine's own public address counts as loopback for tenants.
+	d.SetTenantLoopback(TenantLoopback{Ports: []uint16{8000}})
+	if err := d.control("h", PolicyTenant)("tcp", "203.0.113.9:5432", nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("own address, unlisted port: %v, want refused", err)
+	}
+	if err := d.control("h", PolicyTenant)("tcp", "203.0.113.9:8000", nil); err != nil {
+		t.Errorf("own address, listed port: %v", err)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"weir.dev/edge/internal/compile"
+	"weir.dev/edge/internal/netguard"
 	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
@@ -29,6 +30,10 @@ import (
 type Config struct {
 	Tables  []*routing.Table
 	Secrets *secrets.Store
+	// TenantLoopback is which loopback ports tenant-owned records may dial
+	// (R-SEC-2): cluster.tenant_loopback of the file, every port when the
+	// file does not say (the operator wrote every record of it).
+	TenantLoopback netguard.TenantLoopback
 	// Sum is the SHA-256 of the file it came from.
 	Sum [32]byte
 }
@@ -76,6 +81,10 @@ func Parse(raw []byte, getenv func(string) string, readFile func(string) ([]byte
 	if err != nil {
 		problems = append(problems, err)
 	}
+	loopback, err := compile.TenantLoopback(sc.GetCluster(), netguard.TenantLoopback{AllPorts: true})
+	if err != nil {
+		problems = append(problems, err)
+	}
 	var tables []*routing.Table
 	for _, t := range sc.GetTenants() {
 		tb, err := compile.Compile(t, sc.GetCluster())
@@ -88,7 +97,7 @@ func Parse(raw []byte, getenv func(string) string, readFile func(string) ([]byte
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
-	return &Config{Tables: tables, Secrets: store, Sum: sha256.Sum256(raw)}, nil
+	return &Config{Tables: tables, Secrets: store, TenantLoopback: loopback, Sum: sha256.Sum256(raw)}, nil
 }
 
 // Watch calls apply with the config at path now and again on SIGHUP or

@@ -113,3 +113,32 @@ func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// R-SEC-2: a standalone file says which loopback ports tenant records may
+// dial in cluster.tenantLoopback; when it says nothing, every port (the
+// operator wrote every record of the file).
+func TestTenantLoopbackRSEC2(t *testing.T) {
+	t.Parallel()
+	none := func(string) ([]byte, error) { return nil, errors.New("no file") }
+	c, err := Parse([]byte(`{}`), env(nil), none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.TenantLoopback.AllPorts {
+		t.Errorf("a file that says nothing: %+v, want every port", c.TenantLoopback)
+	}
+	c, err = Parse([]byte(`{"cluster":{"tenantLoopback":{"ports":[8000,11434]}}}`), env(nil), none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TenantLoopback.AllPorts || len(c.TenantLoopback.Ports) != 2 || c.TenantLoopback.Ports[1] != 11434 {
+		t.Errorf("ports 8000, 11434: %+v", c.TenantLoopback)
+	}
+	c, err = Parse([]byte(`{"cluster":{"tenantLoopback":{}}}`), env(nil), none)
+	if err != nil || c.TenantLoopback.AllPorts || len(c.TenantLoopback.Ports) != 0 {
+		t.Errorf("an empty tenantLoopback: %+v %v, want no port", c.TenantLoopback, err)
+	}
+	if _, err := Parse([]byte(`{"cluster":{"tenantLoopback":{"ports":[70000]}}}`), env(nil), none); err == nil || !strings.Contains(err.Error(), "70000") {
+		t.Errorf("port 70000: %v, want refused", err)
+	}
+}

@@ -359,6 +359,13 @@ type ClusterSnapshot struct {
 	ManagedRecords []*ManagedRecord       `protobuf:"bytes,2,rep,name=managed_records,json=managedRecords,proto3" json:"managed_records,omitempty"`
 	Secrets        []*Secret              `protobuf:"bytes,3,rep,name=secrets,proto3" json:"secrets,omitempty"`
 	GeneratedAt    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=generated_at,json=generatedAt,proto3" json:"generated_at,omitempty"`
+	// tenant_loopback says on which ports of an edge's own machine (loopback)
+	// tenant-owned records may reach a service (ROUTING.md R-SEC-2; set with
+	// `controlplane serve --tenant-loopback-ports`). The control plane always
+	// sets it. An edge joined to a control plane allows no port while it holds
+	// no cluster snapshot or one without this field; in a standalone file
+	// (StandaloneConfig.cluster), leaving it out allows every port.
+	TenantLoopback *TenantLoopback `protobuf:"bytes,5,opt,name=tenant_loopback,json=tenantLoopback,proto3" json:"tenant_loopback,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -421,6 +428,71 @@ func (x *ClusterSnapshot) GetGeneratedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ClusterSnapshot) GetTenantLoopback() *TenantLoopback {
+	if x != nil {
+		return x.TenantLoopback
+	}
+	return nil
+}
+
+// TenantLoopback lists the loopback ports tenant-owned records may dial.
+// Records cluster admins own (managed or internal) are not limited by it. An
+// edge's own listeners and the ports of the NATS servers it uses are refused
+// to tenant records whatever it says.
+type TenantLoopback struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// all_ports allows every port (`controlplane serve --dev`).
+	AllPorts bool `protobuf:"varint,1,opt,name=all_ports,json=allPorts,proto3" json:"all_ports,omitempty"`
+	// ports are the ports allowed, each in 1-65535, in increasing order.
+	Ports         []uint32 `protobuf:"varint,2,rep,packed,name=ports,proto3" json:"ports,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantLoopback) Reset() {
+	*x = TenantLoopback{}
+	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantLoopback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantLoopback) ProtoMessage() {}
+
+func (x *TenantLoopback) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantLoopback.ProtoReflect.Descriptor instead.
+func (*TenantLoopback) Descriptor() ([]byte, []int) {
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TenantLoopback) GetAllPorts() bool {
+	if x != nil {
+		return x.AllPorts
+	}
+	return false
+}
+
+func (x *TenantLoopback) GetPorts() []uint32 {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
 // ManagedRecord is a cluster-owned record and the tenants it is enabled for
 // (R-MODEL-3).
 type ManagedRecord struct {
@@ -433,7 +505,7 @@ type ManagedRecord struct {
 
 func (x *ManagedRecord) Reset() {
 	*x = ManagedRecord{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	mi := &file_weir_config_v1_config_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +517,7 @@ func (x *ManagedRecord) String() string {
 func (*ManagedRecord) ProtoMessage() {}
 
 func (x *ManagedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	mi := &file_weir_config_v1_config_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +530,7 @@ func (x *ManagedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManagedRecord.ProtoReflect.Descriptor instead.
 func (*ManagedRecord) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{2}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ManagedRecord) GetRecord() *ProviderRecord {
@@ -487,7 +559,7 @@ type Tenant struct {
 
 func (x *Tenant) Reset() {
 	*x = Tenant{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[3]
+	mi := &file_weir_config_v1_config_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +571,7 @@ func (x *Tenant) String() string {
 func (*Tenant) ProtoMessage() {}
 
 func (x *Tenant) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[3]
+	mi := &file_weir_config_v1_config_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +584,7 @@ func (x *Tenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tenant.ProtoReflect.Descriptor instead.
 func (*Tenant) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{3}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Tenant) GetId() string {
@@ -552,7 +624,7 @@ type DataRules struct {
 
 func (x *DataRules) Reset() {
 	*x = DataRules{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[4]
+	mi := &file_weir_config_v1_config_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +636,7 @@ func (x *DataRules) String() string {
 func (*DataRules) ProtoMessage() {}
 
 func (x *DataRules) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[4]
+	mi := &file_weir_config_v1_config_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +649,7 @@ func (x *DataRules) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataRules.ProtoReflect.Descriptor instead.
 func (*DataRules) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{4}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DataRules) GetAllowedRegions() []string {
@@ -621,7 +693,7 @@ type ApiKey struct {
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[5]
+	mi := &file_weir_config_v1_config_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +705,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[5]
+	mi := &file_weir_config_v1_config_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +718,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{5}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ApiKey) GetId() string {
@@ -708,7 +780,7 @@ type Model struct {
 
 func (x *Model) Reset() {
 	*x = Model{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[6]
+	mi := &file_weir_config_v1_config_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +792,7 @@ func (x *Model) String() string {
 func (*Model) ProtoMessage() {}
 
 func (x *Model) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[6]
+	mi := &file_weir_config_v1_config_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +805,7 @@ func (x *Model) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Model.ProtoReflect.Descriptor instead.
 func (*Model) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{6}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Model) GetName() string {
@@ -774,7 +846,7 @@ type Auth struct {
 
 func (x *Auth) Reset() {
 	*x = Auth{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[7]
+	mi := &file_weir_config_v1_config_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +858,7 @@ func (x *Auth) String() string {
 func (*Auth) ProtoMessage() {}
 
 func (x *Auth) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[7]
+	mi := &file_weir_config_v1_config_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +871,7 @@ func (x *Auth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Auth.ProtoReflect.Descriptor instead.
 func (*Auth) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{7}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Auth) GetKind() AuthKind {
@@ -881,7 +953,7 @@ type Price struct {
 
 func (x *Price) Reset() {
 	*x = Price{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[8]
+	mi := &file_weir_config_v1_config_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +965,7 @@ func (x *Price) String() string {
 func (*Price) ProtoMessage() {}
 
 func (x *Price) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[8]
+	mi := &file_weir_config_v1_config_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -906,7 +978,7 @@ func (x *Price) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Price.ProtoReflect.Descriptor instead.
 func (*Price) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{8}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Price) GetModel() string {
@@ -956,7 +1028,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[9]
+	mi := &file_weir_config_v1_config_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -968,7 +1040,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[9]
+	mi := &file_weir_config_v1_config_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -981,7 +1053,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{9}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Limits) GetRpm() int64 {
@@ -1028,7 +1100,7 @@ type Recovery struct {
 
 func (x *Recovery) Reset() {
 	*x = Recovery{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[10]
+	mi := &file_weir_config_v1_config_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1112,7 @@ func (x *Recovery) String() string {
 func (*Recovery) ProtoMessage() {}
 
 func (x *Recovery) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[10]
+	mi := &file_weir_config_v1_config_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1125,7 @@ func (x *Recovery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recovery.ProtoReflect.Descriptor instead.
 func (*Recovery) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{10}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Recovery) GetMaxAttempts() uint32 {
@@ -1148,7 +1220,7 @@ type ProviderRecord struct {
 
 func (x *ProviderRecord) Reset() {
 	*x = ProviderRecord{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[11]
+	mi := &file_weir_config_v1_config_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1232,7 @@ func (x *ProviderRecord) String() string {
 func (*ProviderRecord) ProtoMessage() {}
 
 func (x *ProviderRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[11]
+	mi := &file_weir_config_v1_config_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1245,7 @@ func (x *ProviderRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderRecord.ProtoReflect.Descriptor instead.
 func (*ProviderRecord) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{11}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ProviderRecord) GetId() string {
@@ -1390,7 +1462,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[12]
+	mi := &file_weir_config_v1_config_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1474,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[12]
+	mi := &file_weir_config_v1_config_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1487,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{12}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Member) GetId() string {
@@ -1555,7 +1627,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[13]
+	mi := &file_weir_config_v1_config_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1639,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[13]
+	mi := &file_weir_config_v1_config_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1652,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{13}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Budget) GetId() string {
@@ -1647,7 +1719,7 @@ type Secret struct {
 
 func (x *Secret) Reset() {
 	*x = Secret{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[14]
+	mi := &file_weir_config_v1_config_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1731,7 @@ func (x *Secret) String() string {
 func (*Secret) ProtoMessage() {}
 
 func (x *Secret) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[14]
+	mi := &file_weir_config_v1_config_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1744,7 @@ func (x *Secret) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Secret.ProtoReflect.Descriptor instead.
 func (*Secret) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{14}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Secret) GetName() string {
@@ -1717,7 +1789,7 @@ type StandaloneConfig struct {
 
 func (x *StandaloneConfig) Reset() {
 	*x = StandaloneConfig{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[15]
+	mi := &file_weir_config_v1_config_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1801,7 @@ func (x *StandaloneConfig) String() string {
 func (*StandaloneConfig) ProtoMessage() {}
 
 func (x *StandaloneConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[15]
+	mi := &file_weir_config_v1_config_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1814,7 @@ func (x *StandaloneConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StandaloneConfig.ProtoReflect.Descriptor instead.
 func (*StandaloneConfig) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{15}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StandaloneConfig) GetTenants() []*TenantSnapshot {
@@ -1785,7 +1857,7 @@ type SecretSource struct {
 
 func (x *SecretSource) Reset() {
 	*x = SecretSource{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[16]
+	mi := &file_weir_config_v1_config_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1797,7 +1869,7 @@ func (x *SecretSource) String() string {
 func (*SecretSource) ProtoMessage() {}
 
 func (x *SecretSource) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[16]
+	mi := &file_weir_config_v1_config_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1810,7 +1882,7 @@ func (x *SecretSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretSource.ProtoReflect.Descriptor instead.
 func (*SecretSource) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{16}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SecretSource) GetName() string {
@@ -1900,7 +1972,7 @@ type Signed struct {
 
 func (x *Signed) Reset() {
 	*x = Signed{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[17]
+	mi := &file_weir_config_v1_config_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +1984,7 @@ func (x *Signed) String() string {
 func (*Signed) ProtoMessage() {}
 
 func (x *Signed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[17]
+	mi := &file_weir_config_v1_config_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +1997,7 @@ func (x *Signed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Signed.ProtoReflect.Descriptor instead.
 func (*Signed) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{17}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Signed) GetPayload() []byte {
@@ -1956,12 +2028,16 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\arecords\x18\x05 \x03(\v2\x1e.weir.config.v1.ProviderRecordR\arecords\x120\n" +
 	"\abudgets\x18\x06 \x03(\v2\x16.weir.config.v1.BudgetR\abudgets\x120\n" +
 	"\asecrets\x18\a \x03(\v2\x16.weir.config.v1.SecretR\asecrets\x12=\n" +
-	"\fgenerated_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"\xe4\x01\n" +
+	"\fgenerated_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"\xad\x02\n" +
 	"\x0fClusterSnapshot\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x12F\n" +
 	"\x0fmanaged_records\x18\x02 \x03(\v2\x1d.weir.config.v1.ManagedRecordR\x0emanagedRecords\x120\n" +
 	"\asecrets\x18\x03 \x03(\v2\x16.weir.config.v1.SecretR\asecrets\x12=\n" +
-	"\fgenerated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"f\n" +
+	"\fgenerated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\x12G\n" +
+	"\x0ftenant_loopback\x18\x05 \x01(\v2\x1e.weir.config.v1.TenantLoopbackR\x0etenantLoopback\"C\n" +
+	"\x0eTenantLoopback\x12\x1b\n" +
+	"\tall_ports\x18\x01 \x01(\bR\ballPorts\x12\x14\n" +
+	"\x05ports\x18\x02 \x03(\rR\x05ports\"f\n" +
 	"\rManagedRecord\x126\n" +
 	"\x06record\x18\x01 \x01(\v2\x1e.weir.config.v1.ProviderRecordR\x06record\x12\x1d\n" +
 	"\n" +
@@ -2164,7 +2240,7 @@ func file_weir_config_v1_config_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_config_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_weir_config_v1_config_proto_goTypes = []any{
 	(WireFormat)(0),               // 0: weir.config.v1.WireFormat
 	(ModelKind)(0),                // 1: weir.config.v1.ModelKind
@@ -2172,77 +2248,79 @@ var file_weir_config_v1_config_proto_goTypes = []any{
 	(BudgetPeriod)(0),             // 3: weir.config.v1.BudgetPeriod
 	(*TenantSnapshot)(nil),        // 4: weir.config.v1.TenantSnapshot
 	(*ClusterSnapshot)(nil),       // 5: weir.config.v1.ClusterSnapshot
-	(*ManagedRecord)(nil),         // 6: weir.config.v1.ManagedRecord
-	(*Tenant)(nil),                // 7: weir.config.v1.Tenant
-	(*DataRules)(nil),             // 8: weir.config.v1.DataRules
-	(*ApiKey)(nil),                // 9: weir.config.v1.ApiKey
-	(*Model)(nil),                 // 10: weir.config.v1.Model
-	(*Auth)(nil),                  // 11: weir.config.v1.Auth
-	(*Price)(nil),                 // 12: weir.config.v1.Price
-	(*Limits)(nil),                // 13: weir.config.v1.Limits
-	(*Recovery)(nil),              // 14: weir.config.v1.Recovery
-	(*ProviderRecord)(nil),        // 15: weir.config.v1.ProviderRecord
-	(*Member)(nil),                // 16: weir.config.v1.Member
-	(*Budget)(nil),                // 17: weir.config.v1.Budget
-	(*Secret)(nil),                // 18: weir.config.v1.Secret
-	(*StandaloneConfig)(nil),      // 19: weir.config.v1.StandaloneConfig
-	(*SecretSource)(nil),          // 20: weir.config.v1.SecretSource
-	(*Signed)(nil),                // 21: weir.config.v1.Signed
-	nil,                           // 22: weir.config.v1.DataRules.RequiredTagsEntry
-	nil,                           // 23: weir.config.v1.ProviderRecord.TagsEntry
-	nil,                           // 24: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
-	nil,                           // 25: weir.config.v1.ProviderRecord.ModelMapEntry
-	nil,                           // 26: weir.config.v1.Member.TagsEntry
-	nil,                           // 27: weir.config.v1.Member.ModelMapEntry
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
+	(*TenantLoopback)(nil),        // 6: weir.config.v1.TenantLoopback
+	(*ManagedRecord)(nil),         // 7: weir.config.v1.ManagedRecord
+	(*Tenant)(nil),                // 8: weir.config.v1.Tenant
+	(*DataRules)(nil),             // 9: weir.config.v1.DataRules
+	(*ApiKey)(nil),                // 10: weir.config.v1.ApiKey
+	(*Model)(nil),                 // 11: weir.config.v1.Model
+	(*Auth)(nil),                  // 12: weir.config.v1.Auth
+	(*Price)(nil),                 // 13: weir.config.v1.Price
+	(*Limits)(nil),                // 14: weir.config.v1.Limits
+	(*Recovery)(nil),              // 15: weir.config.v1.Recovery
+	(*ProviderRecord)(nil),        // 16: weir.config.v1.ProviderRecord
+	(*Member)(nil),                // 17: weir.config.v1.Member
+	(*Budget)(nil),                // 18: weir.config.v1.Budget
+	(*Secret)(nil),                // 19: weir.config.v1.Secret
+	(*StandaloneConfig)(nil),      // 20: weir.config.v1.StandaloneConfig
+	(*SecretSource)(nil),          // 21: weir.config.v1.SecretSource
+	(*Signed)(nil),                // 22: weir.config.v1.Signed
+	nil,                           // 23: weir.config.v1.DataRules.RequiredTagsEntry
+	nil,                           // 24: weir.config.v1.ProviderRecord.TagsEntry
+	nil,                           // 25: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	nil,                           // 26: weir.config.v1.ProviderRecord.ModelMapEntry
+	nil,                           // 27: weir.config.v1.Member.TagsEntry
+	nil,                           // 28: weir.config.v1.Member.ModelMapEntry
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 30: google.protobuf.Duration
 }
 var file_weir_config_v1_config_proto_depIdxs = []int32{
-	7,  // 0: weir.config.v1.TenantSnapshot.tenant:type_name -> weir.config.v1.Tenant
-	8,  // 1: weir.config.v1.TenantSnapshot.data_rules:type_name -> weir.config.v1.DataRules
-	9,  // 2: weir.config.v1.TenantSnapshot.api_keys:type_name -> weir.config.v1.ApiKey
-	15, // 3: weir.config.v1.TenantSnapshot.records:type_name -> weir.config.v1.ProviderRecord
-	17, // 4: weir.config.v1.TenantSnapshot.budgets:type_name -> weir.config.v1.Budget
-	18, // 5: weir.config.v1.TenantSnapshot.secrets:type_name -> weir.config.v1.Secret
-	28, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
-	6,  // 7: weir.config.v1.ClusterSnapshot.managed_records:type_name -> weir.config.v1.ManagedRecord
-	18, // 8: weir.config.v1.ClusterSnapshot.secrets:type_name -> weir.config.v1.Secret
-	28, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
-	15, // 10: weir.config.v1.ManagedRecord.record:type_name -> weir.config.v1.ProviderRecord
-	22, // 11: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
-	1,  // 12: weir.config.v1.Model.kind:type_name -> weir.config.v1.ModelKind
-	2,  // 13: weir.config.v1.Auth.kind:type_name -> weir.config.v1.AuthKind
-	29, // 14: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
-	29, // 15: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
-	29, // 16: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
-	29, // 17: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
-	29, // 18: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
-	0,  // 19: weir.config.v1.ProviderRecord.wire_format:type_name -> weir.config.v1.WireFormat
-	11, // 20: weir.config.v1.ProviderRecord.auth:type_name -> weir.config.v1.Auth
-	10, // 21: weir.config.v1.ProviderRecord.models:type_name -> weir.config.v1.Model
-	12, // 22: weir.config.v1.ProviderRecord.prices:type_name -> weir.config.v1.Price
-	13, // 23: weir.config.v1.ProviderRecord.limits:type_name -> weir.config.v1.Limits
-	23, // 24: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
-	24, // 25: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
-	14, // 26: weir.config.v1.ProviderRecord.recovery:type_name -> weir.config.v1.Recovery
-	28, // 27: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
-	16, // 28: weir.config.v1.ProviderRecord.members:type_name -> weir.config.v1.Member
-	25, // 29: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
-	11, // 30: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
-	26, // 31: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
-	13, // 32: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
-	12, // 33: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
-	27, // 34: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
-	3,  // 35: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
-	28, // 36: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
-	4,  // 37: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
-	5,  // 38: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
-	20, // 39: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	8,  // 0: weir.config.v1.TenantSnapshot.tenant:type_name -> weir.config.v1.Tenant
+	9,  // 1: weir.config.v1.TenantSnapshot.data_rules:type_name -> weir.config.v1.DataRules
+	10, // 2: weir.config.v1.TenantSnapshot.api_keys:type_name -> weir.config.v1.ApiKey
+	16, // 3: weir.config.v1.TenantSnapshot.records:type_name -> weir.config.v1.ProviderRecord
+	18, // 4: weir.config.v1.TenantSnapshot.budgets:type_name -> weir.config.v1.Budget
+	19, // 5: weir.config.v1.TenantSnapshot.secrets:type_name -> weir.config.v1.Secret
+	29, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	7,  // 7: weir.config.v1.ClusterSnapshot.managed_records:type_name -> weir.config.v1.ManagedRecord
+	19, // 8: weir.config.v1.ClusterSnapshot.secrets:type_name -> weir.config.v1.Secret
+	29, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	6,  // 10: weir.config.v1.ClusterSnapshot.tenant_loopback:type_name -> weir.config.v1.TenantLoopback
+	16, // 11: weir.config.v1.ManagedRecord.record:type_name -> weir.config.v1.ProviderRecord
+	23, // 12: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
+	1,  // 13: weir.config.v1.Model.kind:type_name -> weir.config.v1.ModelKind
+	2,  // 14: weir.config.v1.Auth.kind:type_name -> weir.config.v1.AuthKind
+	30, // 15: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
+	30, // 16: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
+	30, // 17: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
+	30, // 18: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
+	30, // 19: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
+	0,  // 20: weir.config.v1.ProviderRecord.wire_format:type_name -> weir.config.v1.WireFormat
+	12, // 21: weir.config.v1.ProviderRecord.auth:type_name -> weir.config.v1.Auth
+	11, // 22: weir.config.v1.ProviderRecord.models:type_name -> weir.config.v1.Model
+	13, // 23: weir.config.v1.ProviderRecord.prices:type_name -> weir.config.v1.Price
+	14, // 24: weir.config.v1.ProviderRecord.limits:type_name -> weir.config.v1.Limits
+	24, // 25: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
+	25, // 26: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	15, // 27: weir.config.v1.ProviderRecord.recovery:type_name -> weir.config.v1.Recovery
+	29, // 28: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
+	17, // 29: weir.config.v1.ProviderRecord.members:type_name -> weir.config.v1.Member
+	26, // 30: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
+	12, // 31: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
+	27, // 32: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
+	14, // 33: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
+	13, // 34: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
+	28, // 35: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
+	3,  // 36: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
+	29, // 37: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
+	4,  // 38: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
+	5,  // 39: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
+	21, // 40: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_weir_config_v1_config_proto_init() }
@@ -2250,9 +2328,9 @@ func file_weir_config_v1_config_proto_init() {
 	if File_weir_config_v1_config_proto != nil {
 		return
 	}
-	file_weir_config_v1_config_proto_msgTypes[8].OneofWrappers = []any{}
-	file_weir_config_v1_config_proto_msgTypes[12].OneofWrappers = []any{}
-	file_weir_config_v1_config_proto_msgTypes[16].OneofWrappers = []any{
+	file_weir_config_v1_config_proto_msgTypes[9].OneofWrappers = []any{}
+	file_weir_config_v1_config_proto_msgTypes[13].OneofWrappers = []any{}
+	file_weir_config_v1_config_proto_msgTypes[17].OneofWrappers = []any{
 		(*SecretSource_Env)(nil),
 		(*SecretSource_File)(nil),
 	}
@@ -2262,7 +2340,7 @@ func file_weir_config_v1_config_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_config_v1_config_proto_rawDesc), len(file_weir_config_v1_config_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,3 @@
+module weir.dev/listen
+
+go 1.26
