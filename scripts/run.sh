@@ -49,9 +49,16 @@ if [ ! -f "$VAR/keys.env" ]; then
 		printf 'WEIR_MASTER_KEY=%s\nWEIR_EDGE_KEY=%s\n' "$(head -c32 /dev/urandom | base64)" "$(head -c32 /dev/urandom | base64)" >"$VAR/keys.env"
 	)
 fi
+# The config signing key (an Ed25519 seed) signs snapshots and commands; the
+# edges verify them with its public key (keys.env of an older run lacks it).
+if ! grep -q '^WEIR_CONFIG_SIGNING_KEY=' "$VAR/keys.env"; then
+	(umask 077 && printf 'WEIR_CONFIG_SIGNING_KEY=%s\n' "$(head -c32 /dev/urandom | base64)" >>"$VAR/keys.env")
+fi
 set -a
 . "$VAR/keys.env"
 set +a
+WEIR_CONFIG_PUBLIC_KEY=$(controlplane config-public-key) || die "controlplane config-public-key failed (see above)"
+export WEIR_CONFIG_PUBLIC_KEY
 export WEIR_CONFIG_DIR=$VAR/cli
 unset NATS_URL # the control plane embeds its own NATS server
 
@@ -108,9 +115,12 @@ if [ ! -s "$VAR/demo.key" ]; then
 fi
 KEY=$(cat "$VAR/demo.key")
 
+# The embedded NATS server has the production users and permissions: each
+# edge signs in as its edge id with the password the control plane generated
+# under var/run/nats-auth/. Plain text on loopback, said explicitly.
 for i in 1 2; do
-	start "edge-$i" "$LOG/edge-$i.log" \
-		edge --nats-url "$nats_url" --edge-id "edge-$i" --state-dir "$VAR/edge-$i" \
+	start "edge-$i" "$LOG/edge-$i.log" env NATS_USER="edge-$i" NATS_PASSWORD="$(cat "$VAR/nats-auth/edge-edge-$i.password")" \
+		edge --nats-url "$nats_url" --nats-insecure --edge-id "edge-$i" --state-dir "$VAR/edge-$i" \
 		--listen "127.0.0.1:808$((i - 1))" --admin-listen "127.0.0.1:909$((i - 1))"
 done
 for i in 1 2; do

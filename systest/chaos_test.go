@@ -502,7 +502,7 @@ func heldAtKill(row recorded, faults []fault) bool {
 // messages WEIR_USAGE holds (more than the calls when a record was
 // published again after the stream's duplicate window).
 func (s *system) settle(ctx context.Context, answered map[string]callResult) (map[string]recorded, uint64, error) {
-	nc, err := nats.Connect(s.nats.url(), nats.Name("systest"))
+	nc, err := nats.Connect(s.nats.url(), nats.Name("systest"), s.nats.controlPlaneAuth())
 	if err != nil {
 		return nil, 0, fmt.Errorf("connect to NATS: %w", err)
 	}

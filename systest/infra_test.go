@@ -7,19 +7,32 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 )
 
 // natsServer is a JetStream-enabled NATS server run inside the test
 // process, stoppable and restartable on the same port with the same store
 // directory — the NATS the control plane and the edges are given by URL,
 // as in production.
+//
+// It runs with the users and permissions the control plane makes for a
+// NATS server run apart (`controlplane nats-config`): the control plane's
+// user and one user per edge, as in production.
 type natsServer struct {
 	storeDir string
 	port     int // 0 until the first start picks one
+	users    []*server.User
+	// cpPassword and edgePasswords are the passwords of the users.
+	cpPassword    string
+	edgePasswords map[string]string
 
 	mu sync.Mutex
 	ns *server.Server
@@ -43,6 +56,7 @@ func (n *natsServer) start() error {
 		StoreDir:   n.storeDir,
 		NoSigs:     true,
 		NoLog:      true,
+		Users:      n.users,
 		// A stopped server's port is taken again at once; a client that
 		// connects during the outage is refused, as with a real server.
 	})
@@ -79,6 +93,43 @@ func (n *natsServer) stop() {
 }
 
 func (n *natsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+
+// authorize gives n the users of `controlplane nats-config` for edgeIDs,
+// with their passwords kept under dir.
+func (n *natsServer) authorize(ctx context.Context, dir string, edgeIDs []string) error {
+	out, err := exec.CommandContext(ctx, bins.controlplane, "nats-config", "--var-dir", dir, "--nats-edges", strings.Join(edgeIDs, ",")).Output()
+	if err != nil {
+		return fmt.Errorf("controlplane nats-config: %w", err)
+	}
+	conf := filepath.Join(dir, "nats-auth.conf")
+	if err := os.WriteFile(conf, out, 0o600); err != nil {
+		return err
+	}
+	opts, err := server.ProcessConfigFile(conf)
+	if err != nil {
+		return fmt.Errorf("nats-server refuses the generated configuration: %w", err)
+	}
+	n.users = opts.Users
+	read := func(name string) (string, error) {
+		b, err := os.ReadFile(filepath.Join(dir, "nats-auth", name))
+		return strings.TrimSpace(string(b)), err
+	}
+	if n.cpPassword, err = read("controlplane.password"); err != nil {
+		return err
+	}
+	n.edgePasswords = map[string]string{}
+	for _, id := range edgeIDs {
+		if n.edgePasswords[id], err = read("edge-" + id + ".password"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// controlPlaneAuth is the control plane's user, as a nats.go option.
+func (n *natsServer) controlPlaneAuth() nats.Option {
+	return nats.UserInfo("weir-controlplane", n.cpPassword)
+}
 
 // tcpProxy gives the private PostgreSQL cluster a port that stays the same
 // across restarts: pgserver starts the cluster on a new free port each time

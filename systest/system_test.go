@@ -3,6 +3,7 @@ package systest
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -111,16 +112,30 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 
 	// NATS with JetStream, in this process.
 	s.nats = &natsServer{storeDir: filepath.Join(dir, "nats")}
+	if err := s.nats.authorize(ctx, filepath.Join(dir, "natsauth"), []string{"edge-1", "edge-2"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.nats.start(); err != nil {
 		t.Fatal(err)
 	}
 
+	_, signingKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.env = childEnv(map[string]string{
 		"DATABASE_URL":    s.dbDSN,
 		"NATS_URL":        s.nats.url(),
 		"WEIR_MASTER_KEY": randomKey(t),
 		"WEIR_EDGE_KEY":   randomKey(t),
 		"WEIR_CONFIG_DIR": s.cliDir,
+		// The control plane signs snapshots and commands with the seed;
+		// the edges verify with its public key.
+		"WEIR_CONFIG_SIGNING_KEY": base64.StdEncoding.EncodeToString(signingKey.Seed()),
+		"WEIR_CONFIG_PUBLIC_KEY":  base64.StdEncoding.EncodeToString(signingKey.Public().(ed25519.PublicKey)),
+		// Authenticated, with the production permissions, but plain text
+		// on loopback: said explicitly.
+		"NATS_INSECURE": "true",
 	})
 
 	// Control plane: migrations, the first admin, then the server.
@@ -149,6 +164,7 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 	}
 	s.cpURL = "http://" + freeAddr(t)
 	s.cp = s.newProc("controlplane", bins.controlplane, "serve", "--listen", strings.TrimPrefix(s.cpURL, "http://"),
+		"--nats-user", "weir-controlplane", "--nats-password", s.nats.cpPassword,
 		"--var-dir", filepath.Join(dir, "cp"), "--tenant-loopback-ports", strings.Join(loopbackPorts, ","))
 	s.startCP(ctx)
 
@@ -170,7 +186,8 @@ func startSystem(t *testing.T, tenant string, tokenDelay time.Duration) *system 
 	for i := range s.edges {
 		addr := freeAddr(t)
 		s.edgeU[i] = "http://" + addr
-		s.edges[i] = s.newProc(fmt.Sprintf("edge-%d", i+1), bins.edge, "--nats-url", s.nats.url(),
+		id := fmt.Sprintf("edge-%d", i+1)
+		s.edges[i] = s.newProc(id, bins.edge, "--nats-url", s.nats.url(), "--nats-user", id, "--nats-password", s.nats.edgePasswords[id],
 			"--edge-id", fmt.Sprintf("edge-%d", i+1), "--state-dir", filepath.Join(dir, fmt.Sprintf("edge-%d", i+1)),
 			"--listen", addr, "--admin-listen", freeAddr(t), "--shutdown-grace", "1s")
 		if err := s.edges[i].start(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,8 +67,9 @@ func TestDevNATSDefaultPortTaken(t *testing.T) {
 		defer cancel()
 		var stdout, stderr lockedBuffer
 		done := make(chan int, 1)
+		varDir := t.TempDir()
 		go func() {
-			done <- run(ctx, []string{"serve", "--dev", "--var-dir", t.TempDir()},
+			done <- run(ctx, []string{"serve", "--dev", "--var-dir", varDir},
 				env(map[string]string{"DATABASE_URL": dsn, "WEIR_CP_LISTEN": "127.0.0.1:0"}), &stdout, &stderr)
 		}()
 		started := regexp.MustCompile(`embedded NATS server started"? url=(nats://127\.0\.0\.1:(\d+))`)
@@ -88,7 +91,11 @@ func TestDevNATSDefaultPortTaken(t *testing.T) {
 		if !strings.Contains(stderr.String(), "127.0.0.1:4222 is in use, so the embedded NATS server listens on "+m[1]) {
 			t.Errorf("the log does not say that 4222 is in use and which URL is used instead:\n%s", stderr.String())
 		}
-		nc, err := nats.Connect(m[1])
+		pw, err := os.ReadFile(filepath.Join(varDir, "nats-auth", "controlplane.password"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := nats.Connect(m[1], nats.UserInfo("weir-controlplane", strings.TrimSpace(string(pw))))
 		if err != nil {
 			t.Fatalf("connect to %s: %v", m[1], err)
 		}

@@ -41,6 +41,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.NatsListen = v
 	}
 	cfg.SecureCookies = getenv("WEIR_CONSOLE_SECURE_COOKIES") == "true"
+	if v := getenv("WEIR_NATS_EDGES"); v != "" {
+		cfg.NatsEdges = strings.Split(v, ",")
+	}
+	natsEdges := strings.Join(cfg.NatsEdges, ",")
 	cfg.TLS.Cert, cfg.TLS.Key = getenv("WEIR_CP_TLS_CERT"), getenv("WEIR_CP_TLS_KEY")
 	loopbackPorts := getenv("WEIR_TENANT_LOOPBACK_PORTS")
 
@@ -56,6 +60,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
 		fs.StringVar(&cfg.NatsURL, "nats-url", cfg.NatsURL, "NATS server URL (env NATS_URL); with --dev, empty starts an embedded server with its state under --var-dir")
 		fs.StringVar(&cfg.NatsListen, "nats-listen", cfg.NatsListen, "address of the embedded NATS server (--dev without --nats-url; env WEIR_NATS_LISTEN); when neither is given and the default's port is in use, a free port, named in the log")
+		fs.StringVar(&cfg.NatsAuth.Creds, "nats-creds", getenv("NATS_CREDS"), "NATS credentials file (.creds: JWT and nkey seed) (env NATS_CREDS)")
+		fs.StringVar(&cfg.NatsAuth.User, "nats-user", getenv("NATS_USER"), "NATS user, with --nats-password (env NATS_USER)")
+		fs.StringVar(&cfg.NatsAuth.Password, "nats-password", getenv("NATS_PASSWORD"), "NATS password (env NATS_PASSWORD)")
+		fs.StringVar(&cfg.NatsAuth.CA, "nats-ca", getenv("NATS_CA"), "CA certificate (PEM) that verifies the NATS server (env NATS_CA)")
+		fs.StringVar(&cfg.NatsAuth.Cert, "nats-cert", getenv("NATS_CERT"), "client certificate (PEM) for NATS, with --nats-key (env NATS_CERT)")
+		fs.StringVar(&cfg.NatsAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS (env NATS_KEY)")
+		fs.BoolVar(&cfg.NatsAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection outside --dev (env NATS_INSECURE=true)")
+		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids the embedded NATS server (--dev) has users for, comma-separated (env WEIR_NATS_EDGES)")
 		fs.StringVar(&cfg.TLS.Cert, "tls-cert", cfg.TLS.Cert, "serve the admin port over TLS with this PEM certificate (chain), re-read when it changes (env WEIR_CP_TLS_CERT)")
 		fs.StringVar(&cfg.TLS.Key, "tls-key", cfg.TLS.Key, "the PEM private key of --tls-cert (env WEIR_CP_TLS_KEY)")
 		fs.StringVar(&loopbackPorts, "tenant-loopback-ports", loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
@@ -63,9 +75,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
 		fs.BoolVar(&force, "force", false, "create a token even though a cluster admin exists")
-	case "migrate":
+	case "migrate", "config-public-key":
+	case "nats-config":
+		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids to make NATS users for, comma-separated (env WEIR_NATS_EDGES)")
 	default:
-		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate)\n", cmd)
+		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate, config-public-key, nats-config)\n", cmd)
 		return exitUsage
 	}
 	if err := fs.Parse(args); err != nil {
@@ -82,6 +96,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			cfg.NatsListenFallback = false
 		}
 	})
+	cfg.NatsEdges = nil
+	for _, e := range strings.Split(natsEdges, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			cfg.NatsEdges = append(cfg.NatsEdges, e)
+		}
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitUsage
@@ -92,7 +112,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	cfg.TenantLoopbackPorts = ports
-	if err := cfg.Validate(); err != nil {
+	if cmd != "serve" {
+		cfg.NatsURL = "" // only serve connects to NATS; its checks are not the others'
+	}
+	if err := cfg.Validate(); err != nil && cmd != "config-public-key" && cmd != "nats-config" { // they need no database
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitUsage
 	}
@@ -104,6 +127,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = migrate(ctx, cfg, getenv, log)
 		if err == nil {
 			fmt.Fprintln(stdout, "migrations applied")
+		}
+	case "nats-config":
+		var conf []byte
+		conf, err = server.NatsConfig(cfg)
+		if err == nil {
+			fmt.Fprintf(stdout, "%s\n", conf)
+		}
+	case "config-public-key":
+		var pub string
+		pub, err = server.ConfigPublicKey(cfg, getenv)
+		if err == nil {
+			fmt.Fprintln(stdout, pub)
 		}
 	case "bootstrap-admin":
 		var token string

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -29,6 +31,12 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"no master key", []string{"serve", "--database-url", "postgres://x"}, nil, exitFail, "WEIR_MASTER_KEY is not set"},
 		{"bad master key", []string{"serve"}, map[string]string{"DATABASE_URL": "postgres://x", "WEIR_MASTER_KEY": "short"}, exitFail, "WEIR_MASTER_KEY"},
 		{"help", []string{"bootstrap-admin", "-h"}, nil, exitOK, "-force"},
+		{"no config signing key", []string{"serve"}, map[string]string{"DATABASE_URL": "postgres://x", "WEIR_MASTER_KEY": strings.Repeat("ab", 32),
+			"WEIR_EDGE_KEY": strings.Repeat("cd", 32)}, exitFail, "WEIR_CONFIG_SIGNING_KEY is not set"},
+		{"unauthenticated NATS", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://127.0.0.1:4222"}, nil, exitUsage, "unauthenticated"},
+		{"plain-text NATS", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://127.0.0.1:4222", "--nats-user", "u", "--nats-password", "p"}, nil, exitUsage, "plain text"},
+		{"user without password", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://n:4222", "--nats-user", "u", "--nats-insecure"}, nil, exitUsage, "go together"},
+		{"no config signing key to print", []string{"config-public-key"}, nil, exitFail, "WEIR_CONFIG_SIGNING_KEY is not set"},
 		{"tls cert without key", []string{"serve", "--database-url", "postgres://x", "--tls-cert", "c.pem"}, nil, exitUsage, "--tls-cert and --tls-key go together"},
 		{"tls key from env without cert", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_CP_TLS_KEY": "k.pem"}, exitUsage, "--tls-cert and --tls-key go together"},
 		{"R-SEC-2 bad tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--tenant-loopback-ports", "8000,70000"}, nil, exitUsage, `port "70000"`},
@@ -78,5 +86,36 @@ func TestMigrateAndBootstrap(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), token) {
 		t.Error("a token reached stderr")
+	}
+}
+
+// config-public-key prints the public key of WEIR_CONFIG_SIGNING_KEY (or,
+// with --dev, of the key kept under --var-dir, the same on every run), as
+// the edges take it.
+func TestConfigPublicKey(t *testing.T) {
+	t.Parallel()
+	seed := bytes.Repeat([]byte{3}, ed25519.SeedSize)
+	want := base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey))
+	var out, errb bytes.Buffer
+	getenv := env(map[string]string{"WEIR_CONFIG_SIGNING_KEY": base64.StdEncoding.EncodeToString(seed)})
+	if code := run(context.Background(), []string{"config-public-key"}, getenv, &out, &errb); code != exitOK || strings.TrimSpace(out.String()) != want {
+		t.Fatalf("config-public-key = %d, %q (%s); want %q", code, out.String(), errb.String(), want)
+	}
+	dir := t.TempDir()
+	var first string
+	for i := range 2 {
+		out.Reset()
+		if code := run(context.Background(), []string{"config-public-key", "--dev", "--var-dir", dir}, env(nil), &out, &errb); code != exitOK {
+			t.Fatalf("config-public-key --dev = %d: %s", code, errb.String())
+		}
+		k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(out.String()))
+		if err != nil || len(k) != ed25519.PublicKeySize {
+			t.Fatalf("printed %q: %v", out.String(), err)
+		}
+		if i == 0 {
+			first = out.String()
+		} else if out.String() != first {
+			t.Errorf("dev key changed between runs: %q, %q", first, out.String())
+		}
 	}
 }

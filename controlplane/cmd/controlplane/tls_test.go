@@ -36,7 +36,7 @@ func TestServeTLS(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"serve", "--tls-cert", cert, "--tls-key", key}, env(map[string]string{
 			"DATABASE_URL": dsn, "WEIR_CP_LISTEN": "127.0.0.1:0",
-			"WEIR_MASTER_KEY": strings.Repeat("11", 32), "WEIR_EDGE_KEY": strings.Repeat("22", 32),
+			"WEIR_MASTER_KEY": strings.Repeat("11", 32), "WEIR_EDGE_KEY": strings.Repeat("22", 32), "WEIR_CONFIG_SIGNING_KEY": strings.Repeat("33", 32),
 		}), io.Discard, &stderr)
 	}()
 	listening := regexp.MustCompile(`admin API listening"? addr=(127\.0\.0\.1:\d+) tls=true`)

@@ -29,12 +29,16 @@ var ErrNotConnected = errors.New("not connected to NATS")
 // starts later has no cooldowns to clear), and a revocation also travels in
 // the tenant's next snapshot (the key marked revoked), which an edge reads
 // when it reconnects.
+//
+// Every command travels signed by s (a weir.config.v1.Signed envelope
+// under its subject), and edges apply only commands that verify.
 type Commander struct {
 	nc *nats.Conn
+	s  *Signer
 }
 
-// NewCommander returns a commander publishing on nc.
-func NewCommander(nc *nats.Conn) *Commander { return &Commander{nc: nc} }
+// NewCommander returns a commander publishing on nc, signing with s.
+func NewCommander(nc *nats.Conn, s *Signer) *Commander { return &Commander{nc: nc, s: s} }
 
 // ResetMember publishes cmd (a ResetMember command) on weir.cmd.reset and
 // returns once the NATS server has it (a flush), or an error when it could
@@ -57,9 +61,13 @@ func (c *Commander) RevokeKey(ctx context.Context, cmd *telemetryv1.Command) err
 }
 
 func (c *Commander) publish(ctx context.Context, subject string, cmd *telemetryv1.Command) error {
-	data, err := proto.Marshal(cmd)
+	payload, err := proto.Marshal(cmd)
 	if err != nil {
 		return fmt.Errorf("distrib: %s: %w", subject, err)
+	}
+	data, err := c.s.Seal(subject, payload)
+	if err != nil {
+		return err
 	}
 	if !c.nc.IsConnected() {
 		// Publish would only buffer the command for a reconnect that may

@@ -44,8 +44,12 @@ func TestOperatorCommands(t *testing.T) {
 			if m.Subject != subject {
 				t.Errorf("subject %q, want %q", m.Subject, subject)
 			}
+			payload, err := e.signer.Open(subject, m.Data)
+			if err != nil {
+				t.Fatalf("command on %s: %v", subject, err)
+			}
 			c := &telemetryv1.Command{}
-			if err := proto.Unmarshal(m.Data, c); err != nil {
+			if err := proto.Unmarshal(payload, c); err != nil {
 				t.Fatal(err)
 			}
 			return c
@@ -79,7 +83,7 @@ func TestOperatorCommands(t *testing.T) {
 	}
 
 	// A command of the wrong kind is refused, not sent.
-	cmd := distrib.NewCommander(e.nc)
+	cmd := distrib.NewCommander(e.nc, e.signer)
 	if err := cmd.ResetMember(ctx, c); err == nil {
 		t.Error("a revoke sent as a reset")
 	}
@@ -89,7 +93,7 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed.Close()
-	if err := distrib.NewCommander(closed).ResetMember(ctx, &telemetryv1.Command{Command: &telemetryv1.Command_ResetMember{ResetMember: want}}); err == nil {
+	if err := distrib.NewCommander(closed, e.signer).ResetMember(ctx, &telemetryv1.Command{Command: &telemetryv1.Command_ResetMember{ResetMember: want}}); err == nil {
 		t.Error("a reset on a closed connection reported sent")
 	}
 }

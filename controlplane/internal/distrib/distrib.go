@@ -2,6 +2,7 @@ package distrib
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -26,6 +27,9 @@ type Config struct {
 	EdgeKey []byte
 	// Open opens secrets sealed under the master key. Required.
 	Open snapshot.OpenFunc
+	// SigningKey is the 32-byte seed of the Ed25519 key that signs config
+	// snapshots and operator commands (WEIR_CONFIG_SIGNING_KEY). Required.
+	SigningKey []byte
 	// Rand is the source of nonces; nil means crypto/rand.
 	Rand io.Reader
 	// Now is the clock; nil means time.Now.
@@ -122,6 +126,9 @@ func (c Config) Validate() error {
 	if c.Open == nil {
 		errs = append(errs, errors.New("no secret opener"))
 	}
+	if len(c.SigningKey) != ed25519.SeedSize {
+		errs = append(errs, fmt.Errorf("the config signing key must be a %d-byte Ed25519 seed", ed25519.SeedSize))
+	}
 	for name, d := range map[string]time.Duration{
 		"poll interval": c.PollInterval, "resync interval": c.ResyncInterval, "ingest max wait": c.IngestMaxWait,
 		"ingest ack wait": c.IngestAckWait, "lease TTL": c.LeaseTTL, "view flush interval": c.ViewFlushInterval,
@@ -168,10 +175,11 @@ func (c Config) withDefaults() Config {
 // publisher, usage ingest, the lease server, the view mirror and the
 // janitor until its context ends. Create it with New.
 type Distributor struct {
-	st  *store.Store
-	nc  *nats.Conn
-	cfg Config
-	cmd *Commander
+	st     *store.Store
+	nc     *nats.Conn
+	cfg    Config
+	signer *Signer
+	cmd    *Commander
 }
 
 // New checks cfg and returns a distributor over st and nc. The caller owns
@@ -180,8 +188,15 @@ func New(st *store.Store, nc *nats.Conn, cfg Config) (*Distributor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Distributor{st: st, nc: nc, cfg: cfg.withDefaults(), cmd: NewCommander(nc)}, nil
+	signer, err := NewSigner(cfg.SigningKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Distributor{st: st, nc: nc, cfg: cfg.withDefaults(), signer: signer, cmd: NewCommander(nc, signer)}, nil
 }
+
+// Signer is the signer of config snapshots and commands.
+func (d *Distributor) Signer() *Signer { return d.signer }
 
 // Commander returns the operator command publisher (provider.Resetter,
 // admin.Revoker). It works whether or not Run has started.
@@ -215,11 +230,13 @@ func (d *Distributor) Run(ctx context.Context) error {
 		TTL: c.LeaseTTL, MinSlice: c.LeaseMinSlice, SettleLag: c.LeaseSettleLag, ReclaimAfter: c.LeaseReclaimAfter,
 		Workers: c.LeaseWorkers, Now: c.Now, Log: c.Log,
 	}
+	pub := NewPublisher(d.st, js, PublisherConfig{
+		EdgeKey: c.EdgeKey, Open: c.Open, Rand: c.Rand, PollInterval: c.PollInterval,
+		ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, TenantLoopback: c.TenantLoopback, Log: c.Log, Signer: d.signer,
+	})
 	parts := []interface{ Run(context.Context) error }{
-		NewPublisher(d.st, js, PublisherConfig{
-			EdgeKey: c.EdgeKey, Open: c.Open, Rand: c.Rand, PollInterval: c.PollInterval,
-			ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, TenantLoopback: c.TenantLoopback, Log: c.Log,
-		}),
+		pub,
+		runFunc(pub.RunRepair),
 		NewIngest(d.st.Pool().Config().ConnConfig, js, IngestConfig{
 			Consumer: c.IngestConsumer, Batch: c.IngestBatch, MaxWait: c.IngestMaxWait, AckWait: c.IngestAckWait,
 			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log,
@@ -241,3 +258,8 @@ func (d *Distributor) Run(ctx context.Context) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// runFunc makes a function one of Run's parts.
+type runFunc func(context.Context) error
+
+func (f runFunc) Run(ctx context.Context) error { return f(ctx) }

@@ -14,17 +14,23 @@
 //     marked published in the same transaction after the put, so a crash
 //     between a change's commit and its publication loses nothing; every put
 //     is a compare-and-set that only moves a key's snapshot version forward.
-//     A tenant that no longer exists has its key deleted.
+//     Every value is a weir.config.v1.Signed envelope (Signer, Ed25519
+//     over the key and the payload); a tenant that no longer exists gets a
+//     signed tombstone (an empty payload). RunRepair watches the bucket and
+//     republishes at once any entry this control plane did not sign,
+//     whatever version it claims.
 //   - Ingest consumes stream WEIR_USAGE with a durable pull consumer, writes
 //     calls and attempts idempotently (primary key = call id) and settles
 //     budgets for exactly the newly inserted calls, one transaction per
-//     batch, acking only after commit.
+//     batch, acking only after commit. A record on another tenant's
+//     subject, or naming a key that is not its tenant's, is dropped: never
+//     stored nor billed.
 //   - LeaseServer answers weir.lease.request with budget leases.
 //   - ViewMirror copies WEIR_VIEWS into member_views and edges, which the
 //     admin API reads.
 //   - Janitor closes leases that no longer count and deletes old rows.
 //   - Commander publishes weir.cmd.reset (provider.Resetter) and
-//     weir.cmd.revoke (admin.Revoker).
+//     weir.cmd.revoke (admin.Revoker), signed like snapshots.
 //
 // # Budget leases and the overspend bound
 //

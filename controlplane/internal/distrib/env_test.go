@@ -47,6 +47,7 @@ type env struct {
 	log     *slog.Logger
 	api     *clients
 	edgeKey []byte
+	signer  *distrib.Signer
 }
 
 // clients are the admin API clients, as the cluster admin.
@@ -99,8 +100,12 @@ func newEnv(t testing.TB) *env {
 	e.cfg = distrib.DefaultConfig()
 	e.cfg.EdgeKey, e.cfg.Open, e.cfg.Log = e.edgeKey, distrib.OpenWith(box), e.log
 	e.cfg.IngestAckWait = 2 * time.Second
+	e.cfg.SigningKey = bytes.Repeat([]byte{5}, 32)
+	if e.signer, err = distrib.NewSigner(e.cfg.SigningKey); err != nil {
+		t.Fatal(err)
+	}
 
-	cmd := distrib.NewCommander(e.nc)
+	cmd := distrib.NewCommander(e.nc, e.signer)
 	srv := httptest.NewServer(server.Handler(server.Deps{Store: st, Box: box, Log: e.log, Resetter: cmd, Revoker: cmd}))
 	t.Cleanup(srv.Close)
 	token, err := auth.Bootstrap(ctx, st, "root", false, rand.Reader)
@@ -226,12 +231,17 @@ func (e *env) pool(tenant, record string, members ...string) {
 // key is absent).
 func (e *env) tenantSnapshot(ctx context.Context, id pgtype.UUID) *configv1.TenantSnapshot {
 	e.t.Helper()
-	entry, err := e.b.Config.Get(ctx, distrib.TenantKey(store.UUIDString(id)))
+	key := distrib.TenantKey(store.UUIDString(id))
+	entry, err := e.b.Config.Get(ctx, key)
 	if err != nil {
 		return nil
 	}
+	payload, err := e.signer.Open(key, entry.Value())
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	s := &configv1.TenantSnapshot{}
-	if err := proto.Unmarshal(entry.Value(), s); err != nil {
+	if err := proto.Unmarshal(payload, s); err != nil {
 		e.t.Fatal(err)
 	}
 	return s

@@ -22,3 +22,6 @@ var SnapshotVersion = snapshotVersion
 
 // PutIfNewer exposes putIfNewer.
 var PutIfNewer = putIfNewer
+
+// StoredVersion exposes storedVersion.
+var StoredVersion = storedVersion

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"weir.dev/controlplane/internal/store"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
@@ -254,6 +255,12 @@ func (w *ingestWorker) fetch(ctx context.Context, cons jetstream.Consumer) fetch
 			w.drop(ctx, m, err)
 			continue
 		}
+		// An edge publishes a record on its tenant's subject; one on another
+		// tenant's subject is forged (or broken) and billed to nobody.
+		if want := UsageSubjectPrefix + rec.GetTenantId(); m.Subject() != want {
+			w.drop(ctx, m, fmt.Errorf("call record %q of tenant %q came on subject %q", row.callID, rec.GetTenantId(), m.Subject()))
+			continue
+		}
 		if todo == nil {
 			todo = make([]pending, 0, w.in.cfg.Batch)
 		}
@@ -356,10 +363,14 @@ func dataError(err error) bool {
 }
 
 // writeAck stores b in one transaction and acks every message after the
-// commit.
+// commit. Records naming a key that is not their tenant's are dropped
+// first: they are neither stored nor billed.
 func (w *ingestWorker) writeAck(ctx context.Context, b *batch) error {
 	conn, err := w.connection(ctx)
 	if err != nil {
+		return err
+	}
+	if b, err = w.dropForeignKeys(ctx, conn, b); err != nil || b == nil {
 		return err
 	}
 	inserted, unknown, err := w.writeTx(ctx, conn, b)
@@ -389,6 +400,56 @@ func (w *ingestWorker) writeAck(ctx context.Context, b *batch) error {
 		in.onBatch(stats)
 	}
 	return nil
+}
+
+// dropForeignKeys drops the records of b whose key is not a key of their
+// tenant (another tenant's, or none at all) and returns the batch of the
+// others, nil when none is left.
+func (w *ingestWorker) dropForeignKeys(ctx context.Context, conn *pgx.Conn, b *batch) (*batch, error) {
+	var ids []pgtype.UUID
+	for _, p := range b.todo {
+		if p.row.keyID.Valid {
+			ids = append(ids, p.row.keyID)
+		}
+	}
+	if len(ids) == 0 {
+		return b, nil
+	}
+	rows, err := conn.Query(ctx, ingestKeyTenants, ids)
+	if err != nil {
+		w.closeConn()
+		return nil, fmt.Errorf("distrib: usage ingest: keys: %w", err)
+	}
+	owner := map[pgtype.UUID]pgtype.UUID{}
+	for rows.Next() {
+		var k, t pgtype.UUID
+		if err := rows.Scan(&k, &t); err != nil {
+			rows.Close()
+			w.closeConn()
+			return nil, fmt.Errorf("distrib: usage ingest: keys: %w", err)
+		}
+		owner[k] = t
+	}
+	if err := rows.Err(); err != nil {
+		w.closeConn()
+		return nil, fmt.Errorf("distrib: usage ingest: keys: %w", err)
+	}
+	keep := b.todo[:0:0]
+	for _, p := range b.todo {
+		if t, ok := owner[p.row.keyID]; p.row.keyID.Valid && (!ok || t != p.row.tenantID) {
+			w.drop(ctx, p.msg, fmt.Errorf("call record %q names key %s, which is not a key of tenant %s",
+				p.row.callID, store.UUIDString(p.row.keyID), store.UUIDString(p.row.tenantID)))
+			continue
+		}
+		keep = append(keep, p)
+	}
+	switch {
+	case len(keep) == len(b.todo):
+		return b, nil
+	case len(keep) == 0:
+		return nil, nil
+	}
+	return newBatch(keep), nil
 }
 
 // writeTx is the transaction of writeAck. It returns how many calls were

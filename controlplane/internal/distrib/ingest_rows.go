@@ -51,10 +51,11 @@ type attemptRow struct {
 // are met here rather than refused there, so that one odd record cannot
 // fail a whole batch: counts below zero become 0, a status outside 0-999
 // becomes 0, an unspecified outcome is derived from the status, text is
-// made valid UTF-8 without NUL bytes, an id that is not a UUID (key,
-// record) becomes NULL, and of two attempts with one index the first
-// stands. It refuses only records that name no call or no
-// valid tenant, which cannot be stored at all.
+// made valid UTF-8 without NUL bytes, a record id that is not a UUID
+// becomes NULL, and of two attempts with one index the first stands. It
+// refuses records that name no call or no valid tenant, which cannot be
+// stored at all, and records whose key id is not a UUID: such a key is
+// no tenant's (DESIGN.md §4, usage ingest refuses it).
 func toRow(r *telemetryv1.CallRecord, received time.Time) (callRow, error) {
 	callID := clean(r.GetCallId())
 	if callID == "" {
@@ -64,7 +65,10 @@ func toRow(r *telemetryv1.CallRecord, received time.Time) (callRow, error) {
 	if !ok {
 		return callRow{}, fmt.Errorf("call record %q: tenant id %q is not a UUID", callID, r.GetTenantId())
 	}
-	key, _ := parseUUID(r.GetKeyId())
+	key, ok := parseUUID(r.GetKeyId())
+	if !ok && r.GetKeyId() != "" {
+		return callRow{}, fmt.Errorf("call record %q: key id %q is not a UUID", callID, r.GetKeyId())
+	}
 	record, _ := parseUUID(r.GetRecordId())
 	started := received
 	if r.GetStartedAt() != nil && r.GetStartedAt().IsValid() {

@@ -74,6 +74,9 @@ LEFT JOIN spend s ON s.tenant_id = t.id
 WHERE t.id = ANY($1::uuid[])
 `
 
+// ingestKeyTenants returns the tenant of each key of $1 that exists.
+const ingestKeyTenants = `SELECT id, tenant_id FROM api_keys WHERE id = ANY($1::uuid[])`
+
 // ingestLockBudgets locks, in id order, every budget that the spend of
 // ($1 tenant, $2 key, $3 amount) applies to: the tenant's budgets without a
 // key, and the key's. Locking in one order keeps two ingest transactions

@@ -161,9 +161,9 @@ func TestUsageIngestIsIdempotent(t *testing.T) {
 	}
 }
 
-// TestIngestSanitizes checks that records breaking the schema's rules (an
-// unknown key, a status out of range, negative counts, NUL bytes, an
-// unspecified outcome) are stored made valid rather than refused, and that
+// TestIngestSanitizes checks that records breaking the schema's rules (a
+// status out of range, negative counts, NUL bytes, an unspecified
+// outcome) are stored made valid rather than refused, and that
 // a batch is one transaction with its budgets.
 func TestIngestSanitizes(t *testing.T) {
 	t.Parallel()
@@ -172,7 +172,7 @@ func TestIngestSanitizes(t *testing.T) {
 	defer cancel()
 	tid := e.tenant("acme")
 	tenant := store.UUIDString(tid)
-	rec := callRecord(tenant, "00000000-0000-4000-8000-000000000001", 1, 10)
+	rec := callRecord(tenant, "", 1, 10)
 	rec.Status, rec.Outcome = 1200, telemetryv1.CallOutcome_CALL_OUTCOME_UNSPECIFIED
 	rec.Usage.InputTokens = -5
 	rec.Model = "bad\x00model"
@@ -266,34 +266,57 @@ func TestIngestStopsAndResumes(t *testing.T) {
 	// learning of it; its records came back and were found stored.)
 }
 
-// TestIngestKeepsKeysToTheirTenant publishes a call of one tenant that
-// names a key of another: the call is stored without a key, and only its
-// own tenant's budget is charged, never the other tenant's key budget.
-func TestIngestKeepsKeysToTheirTenant(t *testing.T) {
+// TestIngestRefusesForgedRecords publishes what a process allowed to
+// publish usage could forge (issue 12): a call of one tenant naming a key
+// of another, one naming a key that does not exist, one whose key id is not
+// a UUID, and one of a tenant published on another tenant's subject. None
+// is stored and no budget is charged — before, the first was stored and
+// billed to its tenant without the key, and the last was billed to the
+// tenant it named. A genuine record published after them is stored.
+func TestIngestRefusesForgedRecords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	acme := e.tenant("acme")
-	e.tenant("other")
+	other := e.tenant("other")
+	acmeKey, _ := e.key("acme", "k1")
 	otherKey, _ := e.key("other", "k2")
 	acmeAll := e.budget("acme", "all", "", 1<<60)
 	otherAll := e.budget("other", "all", "", 1<<60)
 	otherPerKey := e.budget("other", "k2", "k2", 1<<60)
 
-	rec := callRecord(store.UUIDString(acme), store.UUIDString(otherKey), 1, 777)
-	publishRecord(ctx, t, e.js, rec, rec.GetCallId())
+	foreignKey := callRecord(store.UUIDString(acme), store.UUIDString(otherKey), 1, 777)
+	unknownKey := callRecord(store.UUIDString(acme), "00000000-0000-4000-8000-000000000001", 2, 777)
+	badKey := callRecord(store.UUIDString(acme), "not-a-uuid", 3, 777)
+	for _, rec := range []*telemetryv1.CallRecord{foreignKey, unknownKey, badKey} {
+		publishRecord(ctx, t, e.js, rec, rec.GetCallId())
+	}
+	// A record of acme on other's subject.
+	wrongSubject := callRecord(store.UUIDString(acme), store.UUIDString(acmeKey), 4, 777)
+	m := nats.NewMsg(distrib.UsageSubjectPrefix + store.UUIDString(other))
+	m.Data = mustMarshal(t, wrongSubject)
+	m.Header.Set(jetstream.MsgIDHeader, wrongSubject.GetCallId())
+	if _, err := e.js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	good := callRecord(store.UUIDString(acme), store.UUIDString(acmeKey), 5, 5)
+	publishRecord(ctx, t, e.js, good, good.GetCallId())
+
 	in := distrib.NewIngest(e.st.Pool().Config().ConnConfig, e.js, distrib.IngestConfig{
 		Consumer: "cp", Batch: 10, MaxWait: 50 * time.Millisecond, AckWait: 2 * time.Second, Log: e.log,
 	})
 	e.run(in.Run)
-	eventually(t, 10*time.Second, "the call stored", func() bool {
-		_, err := e.st.Q.GetCall(ctx, sqlcGetCall(acme, rec.GetCallId()))
+	eventually(t, 10*time.Second, "the genuine call stored", func() bool {
+		_, err := e.st.Q.GetCall(ctx, sqlcGetCall(acme, good.GetCallId()))
 		return err == nil
 	})
-	c, _ := e.st.Q.GetCall(ctx, sqlcGetCall(acme, rec.GetCallId()))
-	if c.KeyID.Valid {
-		t.Errorf("call of acme stored with key %s of another tenant", store.UUIDString(c.KeyID))
+	for _, rec := range []*telemetryv1.CallRecord{foreignKey, unknownKey, badKey, wrongSubject} {
+		for _, tid := range []pgtypeUUID{acme, other} {
+			if _, err := e.st.Q.GetCall(ctx, sqlcGetCall(tid, rec.GetCallId())); err == nil {
+				t.Errorf("forged call %s stored", rec.GetCallId())
+			}
+		}
 	}
 	spent := func(id any) int64 {
 		var v int64
@@ -302,10 +325,11 @@ func TestIngestKeepsKeysToTheirTenant(t *testing.T) {
 		}
 		return v
 	}
-	if got := spent(acmeAll); got != 777 {
-		t.Errorf("acme's budget spent %d, want 777", got)
+	if got := spent(acmeAll); got != 5 {
+		t.Errorf("acme's budget spent %d, want 5 (the genuine call only)", got)
 	}
 	if got, gotKey := spent(otherAll), spent(otherPerKey); got != 0 || gotKey != 0 {
 		t.Errorf("the other tenant's budgets spent %d and %d, want nothing", got, gotKey)
 	}
+	eventually(t, 5*time.Second, "4 records dropped", func() bool { return in.Stats().Dropped == 4 })
 }

@@ -41,6 +41,9 @@ type PublisherConfig struct {
 	TenantLoopback *configv1.TenantLoopback
 	// Log receives failures, never secret values; nil discards.
 	Log *slog.Logger
+	// Signer signs every value put into the bucket (DESIGN.md §4).
+	// Required.
+	Signer *Signer
 }
 
 // Publisher turns committed config changes into snapshots in WEIR_CONFIG
@@ -286,7 +289,9 @@ func (p *Publisher) reconcileLoopback(ctx context.Context) error {
 		return fmt.Errorf("distrib: reconcile: cluster snapshot: %w", err)
 	}
 	cs := &configv1.ClusterSnapshot{}
-	if err := proto.Unmarshal(entry.Value(), cs); err == nil {
+	// A value this control plane did not sign says nothing (the repair
+	// replaces it); a signed one is compared.
+	if payload, err := p.cfg.Signer.Open(ClusterKey, entry.Value()); err == nil && proto.Unmarshal(payload, cs) == nil {
 		want := p.cfg.TenantLoopback
 		if want == nil {
 			want = &configv1.TenantLoopback{}
@@ -348,10 +353,16 @@ func (p *Publisher) republish(ctx context.Context, revs []sqlc.ConfigRevision) (
 }
 
 // publish builds owner's snapshot (store.Cluster: the cluster's) from the
-// current state and puts it in the bucket unless the bucket already holds
-// that version or a later one. A tenant that no longer exists has its key
-// deleted. It returns the version published (0 for a deletion).
+// current state and puts it, signed, in the bucket unless the bucket
+// already holds that version or a later one signed by this control plane.
+// A tenant that no longer exists gets a signed tombstone. It returns the
+// version published (0 for a tombstone).
 func (p *Publisher) publish(ctx context.Context, owner pgtype.UUID) (uint64, error) {
+	return p.publishTo(ctx, p.kv, owner)
+}
+
+// publishTo is publish into kv, a handle of WEIR_CONFIG.
+func (p *Publisher) publishTo(ctx context.Context, kv jetstream.KeyValue, owner pgtype.UUID) (uint64, error) {
 	key := ownerKey(owner)
 	var msg proto.Message
 	var version uint64
@@ -369,7 +380,9 @@ func (p *Publisher) publish(ctx context.Context, owner pgtype.UUID) (uint64, err
 	} else {
 		rows, err := snapshot.LoadTenant(ctx, p.st.Pool(), owner)
 		if errors.Is(err, snapshot.ErrTenantNotFound) {
-			if err := p.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			// A signed tombstone, not a deletion: an edge takes no
+			// unsigned word for a tenant's end.
+			if _, err := putIfNewer(ctx, kv, p.cfg.Signer, key, tombstoneVersion, nil); err != nil {
 				return 0, fmt.Errorf("distrib: withdraw %s: %w", key, err)
 			}
 			return 0, nil
@@ -387,7 +400,7 @@ func (p *Publisher) publish(ctx context.Context, owner pgtype.UUID) (uint64, err
 	if err != nil {
 		return 0, fmt.Errorf("distrib: marshal %s: %w", key, err)
 	}
-	if _, err := putIfNewer(ctx, p.kv, key, version, data); err != nil {
+	if _, err := putIfNewer(ctx, kv, p.cfg.Signer, key, version, data); err != nil {
 		return 0, err
 	}
 	return version, nil

@@ -1,6 +1,7 @@
 package distrib_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -42,8 +43,12 @@ func TestConfigChangeReachesKVWithin1s(t *testing.T) {
 			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
 				continue
 			}
+			payload, err := e.signer.Open(key, entry.Value())
+			if err != nil {
+				continue
+			}
 			s := &configv1.TenantSnapshot{}
-			if proto.Unmarshal(entry.Value(), s) == nil {
+			if proto.Unmarshal(payload, s) == nil {
 				for _, b := range s.GetBudgets() {
 					seen <- b.GetLimitNanos()
 				}
@@ -104,7 +109,7 @@ func TestOutboxReplayAfterCrash(t *testing.T) {
 
 	crash := errors.New("simulated crash")
 	p := distrib.NewPublisher(e.st, e.js, distrib.PublisherConfig{
-		EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 100, Log: e.log,
+		EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 100, Log: e.log, Signer: e.signer,
 	})
 	distrib.SetAfterPut(p, func() error { return crash })
 	if _, err := p.Drain(ctx); !errors.Is(err, crash) {
@@ -156,7 +161,7 @@ func TestReconcileAfterLostState(t *testing.T) {
 	defer cancel()
 	a := e.tenant("a")
 	p := distrib.NewPublisher(e.st, e.js, distrib.PublisherConfig{
-		EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 2, Log: e.log,
+		EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 2, Log: e.log, Signer: e.signer,
 	})
 	if err := p.Reconcile(ctx); err != nil {
 		t.Fatal(err)
@@ -191,8 +196,10 @@ func TestReconcileAfterLostState(t *testing.T) {
 	}
 }
 
-// TestPutIfNewer checks that a snapshot only ever replaces an older one in
-// the bucket, and that the version is read without decoding the value.
+// TestPutIfNewer checks that a snapshot only ever replaces an older one
+// this control plane signed, that a value it did not sign is replaced
+// whatever version it claims (a forged "huge version" must not freeze a
+// tenant), and that the version is read without decoding the value.
 func TestPutIfNewer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -204,34 +211,64 @@ func TestPutIfNewer(t *testing.T) {
 		}
 		return b
 	}
+	other, err := distrib.NewSigner(bytes.Repeat([]byte{6}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgedSigned, err := other.Seal("tenant.x", snap(1<<60))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := e.signer.Seal("tenant.y", snap(1<<60)) // signed, but for another key
+	if err != nil {
+		t.Fatal(err)
+	}
 	steps := []struct {
+		name    string
+		forge   []byte // put first, as an attacker would
 		version uint64
 		written bool
 		stored  uint64
 	}{
-		{5, true, 5},  // absent: created
-		{3, false, 5}, // older: refused
-		{5, false, 5}, // same: nothing to do
-		{7, true, 7},  // newer: replaces
+		{"absent: created", nil, 5, true, 5},
+		{"older: refused", nil, 3, false, 5},
+		{"same: nothing to do", nil, 5, false, 5},
+		{"newer: replaces", nil, 7, true, 7},
+		{"unsigned huge version: repaired", snap(1 << 60), 7, true, 7},
+		{"signed by another key: repaired", forgedSigned, 7, true, 7},
+		{"signed for another key name: repaired", ours, 7, true, 7},
+		{"garbage: repaired", []byte{0xff, 0x01}, 7, true, 7},
 	}
 	for _, s := range steps {
-		ok, err := distrib.PutIfNewer(ctx, e.b.Config, "tenant.x", s.version, snap(s.version))
+		if s.forge != nil {
+			if _, err := e.b.Config.Put(ctx, "tenant.x", s.forge); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ok, err := distrib.PutIfNewer(ctx, e.b.Config, e.signer, "tenant.x", s.version, snap(s.version))
 		if err != nil || ok != s.written {
-			t.Fatalf("put v%d = %v, %v; want %v", s.version, ok, err, s.written)
+			t.Fatalf("%s: put v%d = %v, %v; want %v", s.name, s.version, ok, err, s.written)
 		}
 		entry, err := e.b.Config.Get(ctx, "tenant.x")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := distrib.SnapshotVersion(entry.Value()); !ok || v != s.stored {
-			t.Errorf("after v%d: stored v%d (%v), want v%d", s.version, v, ok, s.stored)
+		if v, ok := distrib.StoredVersion(e.signer, "tenant.x", entry.Value()); !ok || v != s.stored {
+			t.Errorf("%s: stored v%d (%v), want v%d", s.name, v, ok, s.stored)
 		}
 	}
 	if err := e.b.Config.Delete(ctx, "tenant.x"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := distrib.PutIfNewer(ctx, e.b.Config, "tenant.x", 1, snap(1)); err != nil || !ok {
+	if ok, err := distrib.PutIfNewer(ctx, e.b.Config, e.signer, "tenant.x", 1, snap(1)); err != nil || !ok {
 		t.Errorf("put after delete = %v, %v", ok, err)
+	}
+	// A tombstone (empty payload) is final.
+	if ok, err := distrib.PutIfNewer(ctx, e.b.Config, e.signer, "tenant.x", ^uint64(0), nil); err != nil || !ok {
+		t.Errorf("tombstone = %v, %v", ok, err)
+	}
+	if ok, err := distrib.PutIfNewer(ctx, e.b.Config, e.signer, "tenant.x", 9, snap(9)); err != nil || ok {
+		t.Errorf("put over a tombstone = %v, %v; want nothing written", ok, err)
 	}
 	if _, ok := distrib.SnapshotVersion([]byte{0xff}); ok {
 		t.Error("garbage read as a snapshot")
@@ -239,6 +276,78 @@ func TestPutIfNewer(t *testing.T) {
 	if v, ok := distrib.SnapshotVersion(nil); !ok || v != 0 {
 		t.Errorf("empty snapshot: %d, %v", v, ok)
 	}
+}
+
+// TestPublisherRepairsForeignEntries puts what an attacker with write
+// access to WEIR_CONFIG would — an unsigned snapshot of a huge version, a
+// snapshot signed with another key, a deletion, a value under a key the
+// publisher never writes — and checks that the running distributor puts
+// its own signed snapshot back (or purges the stray key) within seconds.
+func TestPublisherRepairsForeignEntries(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := e.tenant("a")
+	e.key("a", "k1")
+	e.runDistributor()
+	key := distrib.TenantKey(store.UUIDString(a))
+	eventually(t, 10*time.Second, "the first snapshot", func() bool { return e.tenantSnapshot(ctx, a) != nil })
+	want := e.tenantSnapshot(ctx, a).GetVersion()
+	signedByUs := func() bool {
+		entry, err := e.b.Config.Get(ctx, key)
+		if err != nil {
+			return false
+		}
+		v, ok := distrib.StoredVersion(e.signer, key, entry.Value())
+		return ok && v == want
+	}
+	forged := &configv1.TenantSnapshot{Version: 1 << 60, Tenant: &configv1.Tenant{Id: store.UUIDString(a), Name: "a"},
+		ApiKeys: []*configv1.ApiKey{{Id: "evil", Sha256: bytes.Repeat([]byte{1}, 32)}}}
+	other, err := distrib.NewSigner(bytes.Repeat([]byte{6}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherSigned, err := other.Seal(key, mustMarshal(t, forged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		forge func() error
+	}{
+		{"unsigned, huge version", func() error { _, err := e.b.Config.Put(ctx, key, mustMarshal(t, forged)); return err }},
+		{"signed by another key", func() error { _, err := e.b.Config.Put(ctx, key, otherSigned); return err }},
+		{"deleted", func() error { return e.b.Config.Delete(ctx, key) }},
+		{"purged", func() error { return e.b.Config.Purge(ctx, key) }},
+	} {
+		if err := c.forge(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, c.name+": repaired", signedByUs)
+	}
+	if _, err := e.b.Config.Put(ctx, "stray", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "stray key purged", func() bool {
+		_, err := e.b.Config.Get(ctx, "stray")
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	})
+
+	// A snapshot of a tenant that does not exist gets a signed tombstone
+	// (an empty payload), not an unsigned deletion.
+	ghost := distrib.TenantKey("00000000-0000-0000-0000-00000000beef")
+	if _, err := e.b.Config.Put(ctx, ghost, mustMarshal(t, forged)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "tombstone for a tenant that does not exist", func() bool {
+		entry, err := e.b.Config.Get(ctx, ghost)
+		if err != nil {
+			return false
+		}
+		p, err := e.signer.Open(ghost, entry.Value())
+		return err == nil && len(p) == 0
+	})
 }
 
 // TestTenantLoopbackReachesEdgesRSEC2: the cluster snapshot carries the
@@ -256,8 +365,12 @@ func TestTenantLoopbackReachesEdgesRSEC2(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		payload, err := e.signer.Open(distrib.ClusterKey, entry.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
 		cs := &configv1.ClusterSnapshot{}
-		if err := proto.Unmarshal(entry.Value(), cs); err != nil {
+		if err := proto.Unmarshal(payload, cs); err != nil {
 			t.Fatal(err)
 		}
 		return cs
@@ -266,7 +379,7 @@ func TestTenantLoopbackReachesEdgesRSEC2(t *testing.T) {
 		t.Helper()
 		p := distrib.NewPublisher(e.st, e.js, distrib.PublisherConfig{
 			EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 100,
-			TenantLoopback: tl, Log: e.log,
+			TenantLoopback: tl, Log: e.log, Signer: e.signer,
 		})
 		if err := p.Reconcile(ctx); err != nil {
 			t.Fatal(err)

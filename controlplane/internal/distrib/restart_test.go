@@ -61,7 +61,7 @@ func TestDistributorSurvivesNATSRestart(t *testing.T) {
 		if err != nil {
 			return 0
 		}
-		v, _ := distrib.SnapshotVersion(entry.Value())
+		v, _ := distrib.StoredVersion(e.signer, distrib.TenantKey(store.UUIDString(tid)), entry.Value())
 		return v
 	}
 	eventually(t, 10*time.Second, "the first snapshot", func() bool { return version() > 0 })

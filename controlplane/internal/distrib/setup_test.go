@@ -73,13 +73,14 @@ func TestConfigValidate(t *testing.T) {
 	good := distrib.DefaultConfig()
 	good.EdgeKey = make([]byte, 32)
 	good.Open = distrib.OpenWith(nil)
+	good.SigningKey = make([]byte, 32)
 	if err := good.Validate(); err != nil {
 		t.Errorf("good config: %v", err)
 	}
 	bad := distrib.DefaultConfig()
 	bad.PollInterval, bad.IngestBatch, bad.IngestConsumer = 0, 0, ""
 	err := bad.Validate()
-	for _, want := range []string{"edge key", "secret opener", "poll interval", "ingest batch", "consumer"} {
+	for _, want := range []string{"edge key", "secret opener", "signing key", "poll interval", "ingest batch", "consumer"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want a problem about %q", err, want)
 		}

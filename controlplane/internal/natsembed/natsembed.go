@@ -4,8 +4,10 @@
 // control plane its URL instead (DESIGN.md §1, §6).
 //
 // The server listens on loopback only, keeps JetStream state (the WEIR_*
-// buckets and the WEIR_USAGE stream) under Options.StoreDir, and has no
-// authentication: it must never be reachable from another machine.
+// buckets and the WEIR_USAGE stream) under Options.StoreDir, and takes the
+// users of Options.Users (package natsauth: the same roles and permissions
+// as a production NATS); without users it has no authentication, which
+// only tests use.
 package natsembed
 
 import (
@@ -51,6 +53,9 @@ type Options struct {
 	// Log receives one line when the server starts; nil discards it. The
 	// server's own logging is off.
 	Log *slog.Logger
+	// Users may connect, each with its permissions; none means anyone may
+	// (tests only).
+	Users []*server.User
 }
 
 // Validate reports every problem of o at once.
@@ -123,6 +128,7 @@ func Start(opts Options) (*Server, error) {
 		StoreDir:   opts.StoreDir,
 		NoSigs:     true,
 		NoLog:      true,
+		Users:      opts.Users,
 		// No HTTP monitoring, leaf, cluster or gateway listeners.
 		HTTPPort: 0,
 	})

@@ -7,9 +7,10 @@
 //   - KeySize, NonceSize, KeyVersion; ErrBadKey, ErrDecrypt, ErrNoKey.
 //   - ParseKey: a 32-byte key from base64 (standard or URL alphabet, padded
 //     or not) or hex.
-//   - MasterKey, EdgeKey: the key from WEIR_MASTER_KEY / WEIR_EDGE_KEY, or in
-//     dev mode from (created on first use) <varDir>/master.key /
-//     <varDir>/edge.key with mode 0600. Outside dev mode a missing key is
+//   - MasterKey, EdgeKey, ConfigSigningKey: the key from WEIR_MASTER_KEY /
+//     WEIR_EDGE_KEY / WEIR_CONFIG_SIGNING_KEY (an Ed25519 seed), or in dev
+//     mode from (created on first use) <varDir>/master.key /
+//     <varDir>/edge.key / <varDir>/config-signing.key with mode 0600. Outside dev mode a missing key is
 //     ErrNoKey: the control plane refuses to start.
 //   - NewBox(key, rand) *Box; Box.Seal(plaintext, ad) (ciphertext, nonce,
 //     err); Box.Open(ciphertext, nonce, ad). AES-256-GCM, 12-byte nonce,
@@ -107,6 +108,9 @@ func AdditionalData(tenant pgtype.UUID, name string, hosts []string) []byte {
 const (
 	EnvMasterKey = "WEIR_MASTER_KEY"
 	EnvEdgeKey   = "WEIR_EDGE_KEY"
+	// EnvConfigSigningKey holds the 32-byte seed of the Ed25519 key that
+	// signs config snapshots and operator commands for edges.
+	EnvConfigSigningKey = "WEIR_CONFIG_SIGNING_KEY"
 )
 
 var (
@@ -147,6 +151,13 @@ func MasterKey(getenv func(string) string, dev bool, varDir string) ([]byte, err
 // else in dev mode <varDir>/edge.key, else an error wrapping ErrNoKey.
 func EdgeKey(getenv func(string) string, dev bool, varDir string) ([]byte, error) {
 	return loadKey(getenv, EnvEdgeKey, dev, filepath.Join(varDir, "edge.key"), cryptoRand())
+}
+
+// ConfigSigningKey returns the 32-byte Ed25519 seed that signs what edges
+// receive over NATS: WEIR_CONFIG_SIGNING_KEY, else in dev mode
+// <varDir>/config-signing.key, else an error wrapping ErrNoKey.
+func ConfigSigningKey(getenv func(string) string, dev bool, varDir string) ([]byte, error) {
+	return loadKey(getenv, EnvConfigSigningKey, dev, filepath.Join(varDir, "config-signing.key"), cryptoRand())
 }
 
 func loadKey(getenv func(string) string, env string, dev bool, path string, rnd io.Reader) ([]byte, error) {

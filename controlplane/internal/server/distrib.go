@@ -7,12 +7,14 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"weir.dev/controlplane/internal/distrib"
+	"weir.dev/controlplane/internal/natsauth"
 	"weir.dev/controlplane/internal/natsembed"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
@@ -31,8 +33,9 @@ type distribution struct {
 // ctx ends). Without a URL outside dev mode it runs nothing and says so:
 // the admin API works, but changes wait in the outbox (the doctor reports
 // outbox_stalled) and no usage is ingested.
-func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey []byte, log *slog.Logger) (*distribution, error) {
+func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, log *slog.Logger) (*distribution, error) {
 	url := cfg.NatsURL
+	auth := cfg.NatsAuth.options()
 	var embedded *natsembed.Server
 	if url == "" {
 		if !cfg.Dev {
@@ -47,15 +50,26 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 		if err != nil {
 			return nil, fmt.Errorf("embedded NATS port %q: %w", portText, err)
 		}
+		// The embedded server has the users and permissions of a
+		// production NATS (package natsauth), passwords under var/.
+		credDir := filepath.Join(cfg.VarDir, "nats-auth")
+		users, err := natsauth.Ensure(credDir, cfg.NatsEdges)
+		if err != nil {
+			return nil, err
+		}
 		embedded, err = natsembed.Start(natsembed.Options{
 			Host: host, Port: port, FreePortIfTaken: cfg.NatsListenFallback, StoreDir: filepath.Join(cfg.VarDir, "nats"), Log: log,
+			Users: users.ServerUsers(),
 		})
 		if err != nil {
 			return nil, err
 		}
+		log.Info("embedded NATS users: an edge connects as --nats-user <edge id> with the password in "+natsauth.EdgePasswordFile(credDir, "<edge id>"),
+			"edges", strings.Join(cfg.NatsEdges, ","))
+		auth = []nats.Option{nats.UserInfo(natsauth.ControlPlaneUser, users.ControlPlane)}
 		url = embedded.ClientURL()
 	}
-	nc, err := nats.Connect(url,
+	nc, err := nats.Connect(url, append(auth,
 		nats.Name("weir-controlplane"),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second),
@@ -73,7 +87,7 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 			}
 			log.Warn("NATS error", "subject", subject, "err", err)
 		}),
-	)
+	)...)
 	if err != nil {
 		if embedded != nil {
 			embedded.Close()
@@ -81,7 +95,7 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 		return nil, fmt.Errorf("connect to NATS: %w", err)
 	}
 	dcfg := distrib.DefaultConfig()
-	dcfg.EdgeKey, dcfg.Open, dcfg.Log = edgeKey, distrib.OpenWith(box), log
+	dcfg.EdgeKey, dcfg.Open, dcfg.Log, dcfg.SigningKey = edgeKey, distrib.OpenWith(box), log, signingKey
 	dcfg.TenantLoopback = cfg.TenantLoopback()
 	d, err := distrib.New(st, nc, dcfg)
 	if err != nil {
@@ -91,6 +105,8 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 		}
 		return nil, err
 	}
+	log.Info("config snapshots and commands are signed; edges verify them with this key",
+		"config_public_key", d.Signer().PublicKeyText())
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {

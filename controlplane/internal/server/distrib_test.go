@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,10 @@ func TestRunDevEmbedsNATS(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var err error
-		if nc, err = nats.Connect("nats://" + cfg.NatsListen); err == nil {
+		// The dev server has the production users (natsauth), passwords
+		// under the var directory.
+		pw, _ := os.ReadFile(filepath.Join(cfg.VarDir, "nats-auth", "controlplane.password"))
+		if nc, err = nats.Connect("nats://"+cfg.NatsListen, nats.UserInfo("weir-controlplane", strings.TrimSpace(string(pw)))); err == nil {
 			break
 		}
 		select {
@@ -69,6 +73,10 @@ func TestRunDevEmbedsNATS(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	defer nc.Close()
+	if anon, err := nats.Connect("nats://" + cfg.NatsListen); err == nil {
+		anon.Close()
+		t.Error("the embedded NATS server let a client in without credentials")
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

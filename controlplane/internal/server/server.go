@@ -46,6 +46,7 @@ import (
 	"weir.dev/controlplane/internal/admin"
 	"weir.dev/controlplane/internal/auth"
 	"weir.dev/controlplane/internal/console"
+	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
@@ -83,6 +84,14 @@ type Config struct {
 	// (natsembed.Options.FreePortIfTaken). The command sets it when
 	// NatsListen is the default rather than the operator's choice.
 	NatsListenFallback bool
+	// NatsAuth authenticates and secures the connection to NatsURL.
+	// Outside dev mode an unauthenticated or plain-text one is refused
+	// unless NatsAuth.Insecure.
+	NatsAuth NatsAuth
+	// NatsEdges are the edge ids the embedded NATS server (dev mode) has
+	// users for, their passwords generated under VarDir/nats-auth. Default
+	// edge-1 and edge-2 (make run's).
+	NatsEdges []string
 	// SecureCookies marks the console's cookies Secure on every request,
 	// for a console behind a TLS-terminating proxy
 	// (WEIR_CONSOLE_SECURE_COOKIES). Requests over TLS get Secure cookies
@@ -166,7 +175,8 @@ func (c Config) natsPorts() []uint16 {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second, NatsListen: "127.0.0.1:4222"}
+	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second, NatsListen: "127.0.0.1:4222",
+		NatsEdges: []string{"edge-1", "edge-2"}}
 }
 
 // Validate reports every problem of c at once.
@@ -185,6 +195,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.NatsListen); err != nil {
 			errs = append(errs, fmt.Errorf("embedded NATS address %q: %w", c.NatsListen, err))
 		}
+	}
+	if err := c.NatsAuth.check(c.NatsURL, c.Dev); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("the shutdown timeout must be positive"))
@@ -297,6 +310,12 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	if err != nil {
 		return err
 	}
+	// The config signing key signs snapshots and commands for edges, which
+	// verify them with its public key (controlplane config-public-key).
+	signingKey, err := secretbox.ConfigSigningKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
+		return err
+	}
 	dsn, err := OpenDatabase(ctx, cfg, getenv, log)
 	if err != nil {
 		return err
@@ -318,7 +337,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		_ = raw.Close()
 		return err
 	}
-	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, log)
+	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, signingKey, log)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -367,6 +386,22 @@ func resealAll(ctx context.Context, st *store.Store, box *secretbox.Box, log *sl
 		log.Info("re-sealed secrets with their tenant, name and hosts", "count", n)
 	}
 	return n, nil
+}
+
+// ConfigPublicKey returns the public key edges verify config snapshots and
+// commands with (their --config-public-key), as base64: that of
+// WEIR_CONFIG_SIGNING_KEY, or in dev mode of the key kept under VarDir
+// (created when missing).
+func ConfigPublicKey(cfg Config, getenv func(string) string) (string, error) {
+	seed, err := secretbox.ConfigSigningKey(getenv, cfg.Dev, cfg.VarDir)
+	if err != nil {
+		return "", err
+	}
+	s, err := distrib.NewSigner(seed)
+	if err != nil {
+		return "", err
+	}
+	return s.PublicKeyText(), nil
 }
 
 // OpenDatabase returns the DSN of the control plane's database: cfg's

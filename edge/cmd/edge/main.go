@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,10 +48,15 @@ func main() {
 // Config is the edge's configuration: flags, with environment variables as
 // defaults.
 type Config struct {
-	ConfigFile  string
-	NATSURL     string
-	StateDir    string
-	EdgeKey     []byte
+	ConfigFile string
+	NATSURL    string
+	StateDir   string
+	EdgeKey    []byte
+	// ConfigPublicKey verifies config snapshots and commands
+	// (--config-public-key, WEIR_CONFIG_PUBLIC_KEY).
+	ConfigPublicKey ed25519.PublicKey
+	// NATSAuth authenticates and secures the NATS connection.
+	NATSAuth    distrib.Auth
 	Listen      string
 	AdminListen string
 	EdgeID      string
@@ -87,6 +93,12 @@ func (c Config) Validate() error {
 		}
 		if c.EdgeID == "" {
 			errs = append(errs, errors.New("--edge-id is empty"))
+		}
+		if err := c.NATSAuth.Check(c.NATSURL); err != nil {
+			errs = append(errs, err)
+		}
+		if c.ConfigPublicKey == nil {
+			errs = append(errs, errors.New("--config-public-key (WEIR_CONFIG_PUBLIC_KEY; `controlplane config-public-key` prints it) is required with --nats-url"))
 		}
 	}
 	if c.Listen == "" {
@@ -127,6 +139,14 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.DurationVar(&c.Grace, "shutdown-grace", 30*time.Second, "how long in-flight calls may finish on shutdown")
 	fs.DurationVar(&c.Poll, "poll", time.Second, "how often the config file is checked for changes")
 	fs.Int64Var(&c.MaxBody, "max-body", 32<<20, "largest request body accepted, bytes")
+	fs.StringVar(&c.NATSAuth.Creds, "nats-creds", getenv("NATS_CREDS"), "NATS credentials file (.creds: JWT and nkey seed) [NATS_CREDS]")
+	fs.StringVar(&c.NATSAuth.User, "nats-user", getenv("NATS_USER"), "NATS user, with --nats-password [NATS_USER]")
+	fs.StringVar(&c.NATSAuth.Password, "nats-password", getenv("NATS_PASSWORD"), "NATS password [NATS_PASSWORD]")
+	fs.StringVar(&c.NATSAuth.CA, "nats-ca", getenv("NATS_CA"), "CA certificate (PEM) that verifies the NATS server [NATS_CA]")
+	fs.StringVar(&c.NATSAuth.Cert, "nats-cert", getenv("NATS_CERT"), "client certificate (PEM) for NATS, with --nats-key [NATS_CERT]")
+	fs.StringVar(&c.NATSAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS [NATS_KEY]")
+	fs.BoolVar(&c.NATSAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection [NATS_INSECURE=true]")
+	pubKey := fs.String("config-public-key", getenv("WEIR_CONFIG_PUBLIC_KEY"), "the control plane's Ed25519 public key, base64 (what `controlplane config-public-key` prints); snapshots and commands not signed with it are refused [WEIR_CONFIG_PUBLIC_KEY]")
 	fs.StringVar(&c.TLS.Cert, "tls-cert", getenv("WEIR_EDGE_TLS_CERT"), "serve the gateway over TLS with this PEM certificate (chain), re-read when it changes [WEIR_EDGE_TLS_CERT]")
 	fs.StringVar(&c.TLS.Key, "tls-key", getenv("WEIR_EDGE_TLS_KEY"), "the PEM private key of --tls-cert [WEIR_EDGE_TLS_KEY]")
 	fs.BoolVar(&c.PProf, "pprof", false, "serve Go profiling (/debug/pprof/) on the admin listener")
@@ -141,6 +161,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		}
 		if k := getenv("WEIR_EDGE_KEY"); k != "" {
 			c.EdgeKey, keyErr = distrib.ParseEdgeKey(k)
+		}
+		if *pubKey != "" {
+			var err error
+			if c.ConfigPublicKey, err = distrib.ParsePublicKey(*pubKey); err != nil {
+				keyErr = errors.Join(keyErr, err)
+			}
 		}
 	}
 	return c, errors.Join(keyErr, c.Validate())
@@ -191,13 +217,13 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	var edge *distrib.Edge
 	if cfg.NATSURL != "" {
 		setLoopback(netguard.TenantLoopback{}) // none until a cluster snapshot says
-		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, log)
+		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, cfg.NATSAuth, log)
 		if err != nil {
 			return err
 		}
 		defer nc.Close()
 		edge, err = distrib.New(distrib.Options{NATS: nc, EdgeID: cfg.EdgeID, StateDir: cfg.StateDir, EdgeKey: cfg.EdgeKey,
-			Registry: reg, States: states, Secrets: signer, TenantLoopback: setLoopback, Log: log})
+			ConfigPublicKey: cfg.ConfigPublicKey, Registry: reg, States: states, Secrets: signer, TenantLoopback: setLoopback, Log: log})
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 
@@ -25,6 +27,19 @@ import (
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
+
+// testSigningKey stands for the control plane's config signing key.
+var testSigningKey = ed25519.NewKeyFromSeed([]byte("weir-test-config-signing-seed-32"))
+
+// testPublicKey is WEIR_CONFIG_PUBLIC_KEY for testSigningKey.
+var testPublicKey = base64.StdEncoding.EncodeToString(testSigningKey.Public().(ed25519.PublicKey))
+
+// signed wraps payload as the control plane stores it under name.
+func signed(name string, payload []byte) []byte {
+	sig := ed25519.Sign(testSigningKey, []byte("weir.signed.v1\n"+name+"\n"+string(payload)))
+	b, _ := proto.Marshal(&configv1.Signed{Payload: payload, Signature: sig})
+	return b
+}
 
 func startNATS(t *testing.T, dir string, port int) *server.Server {
 	t.Helper()
@@ -129,13 +144,13 @@ func TestNATSMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := proto.Marshal(snap)
-	if _, err := kv.Put(ctx, "tenant.t", raw); err != nil {
+	if _, err := kv.Put(ctx, "tenant.t", signed("tenant.t", raw)); err != nil {
 		t.Fatal(err)
 	}
 	stateDir := t.TempDir()
 	addr := freeAddr(t)
 	args := []string{"--nats-url", ns.ClientURL(), "--state-dir", stateDir, "--listen", addr, "--admin-listen", "", "--edge-id", "edge-1", "--shutdown-grace", "5s"}
-	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key)}
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey, "NATS_INSECURE": "true"}
 	stop, stderr := edgeRun(t, args, env)
 	waitReady(t, addr, stderr)
 	// R-SEC-2: the member is a loopback sidecar, which no cluster snapshot
@@ -150,7 +165,7 @@ func TestNATSMode(t *testing.T) {
 	upURL, _ := url.Parse(up)
 	upPort, _ := strconv.Atoi(upURL.Port())
 	raw, _ = proto.Marshal(&configv1.ClusterSnapshot{Version: 1, TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{uint32(upPort)}}})
-	if _, err := kv.Put(ctx, distrib.ClusterKey, raw); err != nil {
+	if _, err := kv.Put(ctx, distrib.ClusterKey, signed(distrib.ClusterKey, raw)); err != nil {
 		t.Fatal(err)
 	}
 	// The refused member cools 5 s (R-FAIL-5) before it is tried again.
@@ -212,6 +227,47 @@ func TestNATSModeUsage(t *testing.T) {
 	if code := run(context.Background(), []string{"--nats-url", "nats://127.0.0.1:1"}, bad, io.Discard, &stderr); code != 2 {
 		t.Fatalf("exit %d with a short edge key", code)
 	}
+	stderr.Reset()
+	noPub := func(k string) string {
+		if k == "WEIR_EDGE_KEY" {
+			return strings.Repeat("ab", 32)
+		}
+		return ""
+	}
+	if code := run(context.Background(), []string{"--nats-url", "nats://127.0.0.1:1"}, noPub, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "--config-public-key") {
+		t.Fatalf("exit %d without a config public key: %s", code, stderr.String())
+	}
+	// Regression (issue 12): an edge started on an unauthenticated,
+	// plain-text NATS connection without --nats-insecure.
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"unauthenticated", "plain text"}},
+		{[]string{"--nats-user", "edge-1", "--nats-password", "p"}, []string{"plain text"}},
+		{[]string{"--nats-creds", "edge.creds", "--nats-ca", "ca.pem"}, nil},
+		{[]string{"--nats-user", "edge-1"}, []string{"go together"}},
+	} {
+		stderr.Reset()
+		withKeys := func(k string) string {
+			switch k {
+			case "WEIR_EDGE_KEY":
+				return strings.Repeat("ab", 32)
+			case "WEIR_CONFIG_PUBLIC_KEY":
+				return testPublicKey
+			}
+			return ""
+		}
+		_, err := parse(append([]string{"--nats-url", "nats://127.0.0.1:1"}, tc.args...), withKeys, &stderr)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("parse %v = %v, want an error about %q", tc.args, err, w)
+			}
+		}
+		if tc.want == nil && err != nil {
+			t.Errorf("parse %v = %v", tc.args, err)
+		}
+	}
 }
 
 // status is the status of GET url, or 0 when nothing answers.
@@ -231,7 +287,7 @@ func status(url string) int {
 func TestNATSModeReadiness(t *testing.T) {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key)}
+	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey, "NATS_INSECURE": "true"}
 	edge := func(t *testing.T, url string) (addr string, stop func() int, stderr *bytes.Buffer) {
 		addr = freeAddr(t)
 		stop, stderr = edgeRun(t, []string{"--nats-url", url, "--state-dir", t.TempDir(), "--listen", addr, "--admin-listen", "",
@@ -258,7 +314,7 @@ func TestNATSModeReadiness(t *testing.T) {
 			}
 			if tc.cluster {
 				raw, _ := proto.Marshal(&configv1.ClusterSnapshot{Version: 1})
-				if _, err := kv.Put(ctx, distrib.ClusterKey, raw); err != nil {
+				if _, err := kv.Put(ctx, distrib.ClusterKey, signed(distrib.ClusterKey, raw)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -68,7 +68,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 	url := fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port)
 
 	// Fill the bucket as the control plane would, with async publishes.
-	ctl, err := Connect(url, "bench-ctl", log)
+	ctl, err := Connect(url, "bench-ctl", Auth{Insecure: true}, log)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,6 +92,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		raw = signed(b, TenantKeyPrefix+benchTenantID(i), raw)
 		if _, err := js.PublishAsync("$KV."+ConfigBucket+"."+TenantKeyPrefix+benchTenantID(i), raw); err != nil {
 			b.Fatal(err)
 		}
@@ -121,12 +122,12 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 	var total time.Duration
 	for n := 0; n < b.N; n++ {
 		b.StopTimer()
-		nc, err := Connect(url, "bench-edge", log)
+		nc, err := Connect(url, "bench-edge", Auth{Insecure: true}, log)
 		if err != nil {
 			b.Fatal(err)
 		}
 		reg := gateway.NewRegistry()
-		o := Options{NATS: nc, EdgeID: fmt.Sprintf("bench-edge-%d", n), StateDir: b.TempDir(), EdgeKey: testEdgeKey,
+		o := Options{NATS: nc, EdgeID: fmt.Sprintf("bench-edge-%d", n), StateDir: b.TempDir(), EdgeKey: testEdgeKey, ConfigPublicKey: testPublicKey,
 			Registry: reg, States: routing.NewStates(), Secrets: &storeSink{}, Log: log}
 		b.StartTimer()
 

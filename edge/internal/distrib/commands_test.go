@@ -42,7 +42,7 @@ func TestCommandsReachEveryEdge(t *testing.T) {
 	start := time.Now()
 	cmd := &telemetryv1.Command{Id: "c1", IssuedAt: timestamppb.Now(), Command: &telemetryv1.Command_ResetMember{
 		ResetMember: &telemetryv1.ResetMember{TenantId: testTenant, RecordId: "rec-pool", MemberName: hashed.Name}}}
-	if err := pub.Publish(ResetSubject, mustMarshal(t, cmd)); err != nil {
+	if err := pub.Publish(ResetSubject, signed(t, ResetSubject, mustMarshal(t, cmd))); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Second, "reset on both edges", func() bool {
@@ -53,8 +53,8 @@ func TestCommandsReachEveryEdge(t *testing.T) {
 
 	sum := sha256.Sum256([]byte(testCallerKey))
 	start = time.Now()
-	cmd = &telemetryv1.Command{Id: "c2", Command: &telemetryv1.Command_RevokeKey{RevokeKey: &telemetryv1.RevokeKey{TenantId: testTenant, Sha256: sum[:]}}}
-	if err := pub.Publish(RevokeSubject, mustMarshal(t, cmd)); err != nil {
+	cmd = &telemetryv1.Command{Id: "c2", IssuedAt: timestamppb.Now(), Command: &telemetryv1.Command_RevokeKey{RevokeKey: &telemetryv1.RevokeKey{TenantId: testTenant, Sha256: sum[:]}}}
+	if err := pub.Publish(RevokeSubject, signed(t, RevokeSubject, mustMarshal(t, cmd))); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Second, "revocation on both edges", func() bool {

@@ -1,6 +1,8 @@
 package distrib
 
 import (
+	"crypto/ed25519"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -22,8 +24,9 @@ type SecretSink interface {
 	SetStore(*secrets.Store)
 }
 
-// tenantState is one tenant as this edge serves it: the snapshot's raw
-// bytes (what the disk cache keeps), its table, and its opened secrets.
+// tenantState is one tenant as this edge serves it: the KV value's raw
+// bytes (the signed envelope, which the disk cache keeps), its table, and
+// its opened secrets.
 type tenantState struct {
 	version uint64
 	raw     []byte
@@ -46,6 +49,7 @@ type configState struct {
 	reg   *gateway.Registry
 	sink  SecretSink
 	key   []byte
+	pub   ed25519.PublicKey // verifies every value (DESIGN.md §4)
 	cache *diskCache
 	log   *slog.Logger
 	// loopback, when set, takes the cluster snapshot's tenant loopback
@@ -62,14 +66,16 @@ type configState struct {
 	clusterSecrets []secrets.Secret
 }
 
-func newConfigState(reg *gateway.Registry, sink SecretSink, edgeKey []byte, cache *diskCache, log *slog.Logger) *configState {
-	return &configState{reg: reg, sink: sink, key: edgeKey, cache: cache, log: log, tenants: map[string]*tenantState{}}
+func newConfigState(reg *gateway.Registry, sink SecretSink, edgeKey []byte, pub ed25519.PublicKey, cache *diskCache, log *slog.Logger) *configState {
+	return &configState{reg: reg, sink: sink, key: edgeKey, pub: pub, cache: cache, log: log, tenants: map[string]*tenantState{}}
 }
 
 // loadDisk installs the snapshots the disk cache holds, so an edge that
 // starts while NATS is down serves at once. A cached snapshot that no longer
 // compiles (say, after an upgrade that tightened a rule) is logged and
-// skipped. It returns the number of tenants installed.
+// skipped, and so is one whose signature does not verify (the cache holds
+// the signed envelopes as NATS delivered them). It returns the number of
+// tenants installed.
 func (s *configState) loadDisk() (int, error) {
 	if s.cache == nil {
 		return 0, nil
@@ -81,7 +87,12 @@ func (s *configState) loadDisk() (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.cluster != nil {
-		cs, sec, err := s.parseCluster(c.cluster)
+		payload, err := openSigned(s.pub, ClusterKey, c.cluster)
+		var cs *configv1.ClusterSnapshot
+		var sec []secrets.Secret
+		if err == nil {
+			cs, sec, err = s.parseCluster(payload)
+		}
 		if err != nil {
 			s.log.Error("config cache: cluster snapshot refused", "err", err)
 		} else {
@@ -89,9 +100,17 @@ func (s *configState) loadDisk() (int, error) {
 		}
 	}
 	for name, raw := range c.tenants {
-		snap, err := decodeTenant("", raw)
-		if err == nil && tenantFile(snap.GetTenant().GetId()) != name {
-			err = fmt.Errorf("distrib: file %s holds tenant %q", name, snap.GetTenant().GetId())
+		var snap *configv1.TenantSnapshot
+		id, err := tenantOfFile(name)
+		var payload []byte
+		if err == nil {
+			payload, err = openSigned(s.pub, TenantKeyPrefix+id, raw)
+		}
+		if err == nil && len(payload) == 0 {
+			err = fmt.Errorf("distrib: file %s holds a tombstone", name)
+		}
+		if err == nil {
+			snap, err = decodeTenant(id, payload)
 		}
 		var ts *tenantState
 		if err == nil {
@@ -118,12 +137,17 @@ func (s *configState) loadDisk() (int, error) {
 
 // apply installs a batch of KV changes: the whole bucket as a watch first
 // delivers it (initial = true), or one update. The rules:
+//   - every value must be a Signed envelope that verifies under the
+//     control plane's public key for its key; one that does not is
+//     refused (logged) and what was served stays. A KV deletion is not
+//     signed and is ignored: a tenant ends with a signed tombstone (an
+//     empty payload), which removes it;
 //   - a snapshot whose version is not above the one served is ignored;
 //   - a snapshot that does not parse, compile or open is refused and the
 //     tenant keeps what it had (logged);
 //   - a new cluster snapshot recompiles every tenant; a tenant that does
 //     not compile with it keeps its table (logged);
-//   - a deleted key removes the tenant;
+//   - a tombstone removes the tenant;
 //   - on the initial delivery of a bucket that holds anything, a tenant the
 //     bucket no longer has (it was deleted while this edge was away) is
 //     removed. An empty bucket removes nothing: it is being rebuilt, and the
@@ -141,8 +165,17 @@ func (s *configState) apply(batch []change, initial bool) {
 		}
 	}
 	clusterChanged := false
+	if clusterChange != nil && clusterChange.deleted {
+		s.log.Warn("cluster snapshot deletion ignored: not signed", "key", ClusterKey)
+	}
 	if clusterChange != nil && !clusterChange.deleted {
-		if cs, sec, err := s.parseCluster(clusterChange.raw); err != nil {
+		payload, err := openSigned(s.pub, ClusterKey, clusterChange.raw)
+		var cs *configv1.ClusterSnapshot
+		var sec []secrets.Secret
+		if err == nil {
+			cs, sec, err = s.parseCluster(payload)
+		}
+		if err != nil {
 			s.log.Error("cluster snapshot refused; keeping the previous one", "err", err)
 		} else if s.cluster != nil && cs.GetVersion() <= s.cluster.GetVersion() {
 			s.log.Debug("cluster snapshot ignored: version not above the one served", "version", cs.GetVersion())
@@ -165,13 +198,22 @@ func (s *configState) apply(batch []change, initial bool) {
 		}
 		seen[id] = true
 		if ch.deleted {
+			s.log.Warn("tenant snapshot deletion ignored: not signed; keeping the previous one", "tenant_id", id)
+			continue
+		}
+		payload, err := openSigned(s.pub, ch.key, ch.raw)
+		if err != nil {
+			s.log.Error("tenant snapshot refused; keeping the previous one", "tenant_id", id, "err", err)
+			continue
+		}
+		if len(payload) == 0 { // a signed tombstone: the tenant was deleted
 			if _, ok := s.tenants[id]; ok {
 				removed = append(removed, id)
 			}
 			delete(updated, id)
 			continue
 		}
-		snap, err := decodeTenant(id, ch.raw)
+		snap, err := decodeTenant(id, payload)
 		if err == nil {
 			if cur := s.tenants[id]; cur != nil && snap.GetVersion() <= cur.version {
 				delete(updated, id)
@@ -305,7 +347,18 @@ func (s *configState) versions() map[string]uint64 {
 	return out
 }
 
-// parseCluster decodes a cluster snapshot and opens its secrets.
+// tenantOfFile is the tenant id a cache file name (tenantFile) encodes.
+func tenantOfFile(name string) (string, error) {
+	h := strings.TrimSuffix(strings.TrimPrefix(name, tenantPrefix), fileSuffix)
+	b, err := hex.DecodeString(h)
+	if err != nil || len(b) == 0 {
+		return "", fmt.Errorf("distrib: cache file %s names no tenant", name)
+	}
+	return string(b), nil
+}
+
+// parseCluster decodes a cluster snapshot (the payload of its envelope)
+// and opens its secrets.
 func (s *configState) parseCluster(raw []byte) (*configv1.ClusterSnapshot, []secrets.Secret, error) {
 	cs := &configv1.ClusterSnapshot{}
 	if err := proto.Unmarshal(raw, cs); err != nil {

@@ -78,15 +78,8 @@ func TestConfigPutIsServed(t *testing.T) {
 		t.Fatalf("call after refusals: %d", status)
 	}
 
-	// A deleted key removes the tenant.
-	js := mustJS(t, put)
-	kv, err := js.KeyValue(context.Background(), ConfigBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kv.Delete(context.Background(), TenantKeyPrefix+"tenant-marker"); err != nil {
-		t.Fatal(err)
-	}
+	// A signed tombstone (an empty payload) removes the tenant.
+	putKV(t, put, ConfigBucketConfig(), TenantKeyPrefix+"tenant-marker", nil)
 	waitFor(t, 5*time.Second, "marker removed", func() bool { return te.reg.Tenant("tenant-marker") == nil })
 }
 
@@ -188,13 +181,7 @@ func TestInitialSyncDropsTenantsGoneFromBucket(t *testing.T) {
 	if err := first.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	kv, err := mustJS(t, put).KeyValue(ctx, ConfigBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kv.Purge(ctx, TenantKeyPrefix+"tenant-gone"); err != nil {
-		t.Fatal(err)
-	}
+	putKV(t, put, ConfigBucketConfig(), TenantKeyPrefix+"tenant-gone", nil) // its tombstone
 	keep := proto.Clone(gone).(*configv1.TenantSnapshot)
 	keep.Tenant = &configv1.Tenant{Id: "tenant-keep", Name: "keep"}
 	keep.ApiKeys[0].Id = "key-keep"

@@ -41,7 +41,7 @@ func TestConfigWatchRetriesAtOnceOnReconnect(t *testing.T) {
 	}
 	restart := make(chan struct{}, 1)
 	synced := make(chan struct{})
-	st := newConfigState(gateway.NewRegistry(), &storeSink{}, testEdgeKey, nil, testLog(t))
+	st := newConfigState(gateway.NewRegistry(), &storeSink{}, testEdgeKey, testPublicKey, nil, testLog(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -2,6 +2,7 @@ package distrib
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,10 +32,14 @@ type Options struct {
 	EdgeID   string
 	StateDir string
 	// EdgeKey opens the snapshots' secrets (32 bytes, AES-256-GCM).
-	EdgeKey  []byte
-	Registry *gateway.Registry
-	States   *routing.States
-	Secrets  SecretSink
+	EdgeKey []byte
+	// ConfigPublicKey is the control plane's Ed25519 public key
+	// (--config-public-key): config snapshots and operator commands that
+	// do not verify under it are refused. Required.
+	ConfigPublicKey ed25519.PublicKey
+	Registry        *gateway.Registry
+	States          *routing.States
+	Secrets         SecretSink
 	// TenantLoopback, when set, is called with the loopback ports tenant
 	// records may dial (R-SEC-2) each time a cluster snapshot is installed
 	// (from the disk cache or NATS); a snapshot that does not say allows
@@ -75,6 +80,9 @@ func (o Options) Validate() error {
 	}
 	if len(o.EdgeKey) != secrets.KeySize {
 		errs = append(errs, fmt.Errorf("the edge key must be %d bytes, got %d", secrets.KeySize, len(o.EdgeKey)))
+	}
+	if len(o.ConfigPublicKey) != ed25519.PublicKeySize {
+		errs = append(errs, fmt.Errorf("the config public key must be %d bytes, got %d", ed25519.PublicKeySize, len(o.ConfigPublicKey)))
 	}
 	if o.Registry == nil || o.States == nil || o.Secrets == nil {
 		errs = append(errs, errors.New("registry, states and secret sink are required"))
@@ -141,7 +149,7 @@ func New(o Options) (*Edge, error) {
 	if e.cache, err = openDiskCache(filepath.Join(o.StateDir, "config"), o.Log); err != nil {
 		return nil, err
 	}
-	e.config = newConfigState(o.Registry, o.Secrets, o.EdgeKey, e.cache, o.Log)
+	e.config = newConfigState(o.Registry, o.Secrets, o.EdgeKey, o.ConfigPublicKey, e.cache, o.Log)
 	e.config.loopback = o.TenantLoopback
 	n, err := e.config.loadDisk()
 	if err != nil {
@@ -183,7 +191,7 @@ func New(o Options) (*Edge, error) {
 	e.views = &viewPublisher{js: e.kvjs, nc: o.NATS, reg: o.Registry, states: o.States, edgeID: o.EdgeID, edgeToken: Token(o.EdgeID),
 		now: o.Now, log: o.Log, interval: o.ViewInterval, heartbeat: o.ViewHeartbeat,
 		open: func() bool { return e.viewsKV.Load() != nil }}
-	e.cmds = &commands{reg: o.Registry, states: o.States, log: o.Log}
+	e.cmds = &commands{reg: o.Registry, states: o.States, log: o.Log, pub: o.ConfigPublicKey, now: o.Now}
 	return e, nil
 }
 

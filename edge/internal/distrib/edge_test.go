@@ -22,7 +22,7 @@ func seedCache(t *testing.T, stateDir string, snaps ...*configv1.TenantSnapshot)
 		t.Fatal(err)
 	}
 	for _, s := range snaps {
-		c.putTenant(s.GetTenant().GetId(), mustMarshal(t, s))
+		c.putTenant(s.GetTenant().GetId(), signed(t, TenantKeyPrefix+s.GetTenant().GetId(), mustMarshal(t, s)))
 	}
 	c.close()
 }
@@ -201,7 +201,7 @@ func TestReadiness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.putCluster(mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
+		c.putCluster(signed(t, ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1})))
 		c.close()
 		te := newTestEdge(t, ns.url(), "edge-a", dir)
 		if readyz(t, te) != http.StatusOK {

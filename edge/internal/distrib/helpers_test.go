@@ -2,6 +2,7 @@ package distrib
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"io"
@@ -40,6 +41,30 @@ const (
 
 var testEdgeKey = []byte("0123456789abcdef0123456789abcdef")
 
+// testSigningKey stands for the control plane's config signing key;
+// testPublicKey is what the test edges verify with.
+var (
+	testSigningKey = ed25519.NewKeyFromSeed([]byte("weir-test-config-signing-seed-32"))
+	testPublicKey  = testSigningKey.Public().(ed25519.PublicKey)
+)
+
+// signWith wraps payload in a Signed envelope for name, as the control
+// plane does, signed with key.
+func signWith(t testing.TB, key ed25519.PrivateKey, name string, payload []byte) []byte {
+	t.Helper()
+	b, err := proto.Marshal(&configv1.Signed{Payload: payload, Signature: ed25519.Sign(key, signedMessage(name, payload))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// signed is signWith the test signing key.
+func signed(t testing.TB, name string, payload []byte) []byte {
+	t.Helper()
+	return signWith(t, testSigningKey, name, payload)
+}
+
 func testLog(t *testing.T) *slog.Logger {
 	if os.Getenv("WEIR_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -54,6 +79,7 @@ type natsServer struct {
 	dir        string
 	port       int
 	maxPayload int32
+	users      []*server.User // none: no authentication
 	s          *server.Server
 }
 
@@ -70,7 +96,7 @@ func startNATS(t *testing.T, mutate ...func(*natsServer)) *natsServer {
 
 func (n *natsServer) start() {
 	n.t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true, MaxPayload: n.maxPayload})
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true, MaxPayload: n.maxPayload, Users: n.users})
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -94,7 +120,7 @@ func (n *natsServer) url() string { return "nats://127.0.0.1:" + itoa(n.port) }
 
 func connect(t *testing.T, url string) *nats.Conn {
 	t.Helper()
-	nc, err := Connect(url, "test", testLog(t))
+	nc, err := Connect(url, "test", Auth{Insecure: true}, testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +191,18 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 	return b
 }
 
-// putKV puts a value into a bucket (creating it as the control plane would).
+// putKV puts a value into a bucket (creating it as the control plane would);
+// a value of WEIR_CONFIG is signed first, as the control plane signs it.
 func putKV(t *testing.T, nc *nats.Conn, cfg jetstream.KeyValueConfig, key string, val []byte) {
+	t.Helper()
+	if cfg.Bucket == ConfigBucket {
+		val = signed(t, key, val)
+	}
+	putRawKV(t, nc, cfg, key, val)
+}
+
+// putRawKV puts val as it is, as a process without the signing key would.
+func putRawKV(t *testing.T, nc *nats.Conn, cfg jetstream.KeyValueConfig, key string, val []byte) {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -205,7 +241,7 @@ func newTestEdge(t *testing.T, natsURL, id, stateDir string, mutate ...func(*Opt
 	transport := netguard.NewTransport(nil, nil)
 	t.Cleanup(transport.CloseIdleConnections)
 	te.signer = upauth.New(nil, &http.Client{Transport: transport}, time.Now)
-	o := Options{NATS: nc, EdgeID: id, StateDir: stateDir, EdgeKey: testEdgeKey, Registry: te.reg, States: te.states, Secrets: te.signer,
+	o := Options{NATS: nc, EdgeID: id, StateDir: stateDir, EdgeKey: testEdgeKey, ConfigPublicKey: testPublicKey, Registry: te.reg, States: te.states, Secrets: te.signer,
 		Log: testLog(t).With("edge", id), ViewInterval: 50 * time.Millisecond, AckTimeout: time.Second}
 	for _, m := range mutate {
 		m(&o)

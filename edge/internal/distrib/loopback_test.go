@@ -15,10 +15,10 @@ import (
 func TestClusterSnapshotSetsTenantLoopbackRSEC2(t *testing.T) {
 	t.Parallel()
 	var got []netguard.TenantLoopback
-	st := newConfigState(gateway.NewRegistry(), &storeSink{}, testEdgeKey, nil, testLog(t))
+	st := newConfigState(gateway.NewRegistry(), &storeSink{}, testEdgeKey, testPublicKey, nil, testLog(t))
 	st.loopback = func(l netguard.TenantLoopback) { got = append(got, l) }
 	put := func(cs *configv1.ClusterSnapshot) {
-		st.apply([]change{{key: ClusterKey, raw: mustMarshal(t, cs)}}, false)
+		st.apply([]change{{key: ClusterKey, raw: signed(t, ClusterKey, mustMarshal(t, cs))}}, false)
 	}
 	put(&configv1.ClusterSnapshot{Version: 1, TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{8000, 11434}}})
 	put(&configv1.ClusterSnapshot{Version: 2})

@@ -44,7 +44,7 @@ func TestPropagationTwoEdges(t *testing.T) {
 		if v%2 == 0 {                     // and a model added every other one
 			rec.Models = append(rec.Models, &configv1.Model{Name: "gpt-v" + itoa(int(v)), Kind: configv1.ModelKind_MODEL_KIND_CHAT})
 		}
-		return mustMarshal(t, s)
+		return signed(t, TenantKeyPrefix+testTenant, mustMarshal(t, s))
 	}
 	if _, err := kv.Put(ctx, TenantKeyPrefix+testTenant, snapFor(1)); err != nil {
 		t.Fatal(err)

@@ -1949,6 +1949,71 @@ func (*SecretSource_Env) isSecretSource_Source() {}
 
 func (*SecretSource_File) isSecretSource_Source() {}
 
+// Signed is the envelope of everything the control plane sends edges over
+// NATS (DESIGN.md §4): every value of WEIR_CONFIG (payload: a binary
+// TenantSnapshot or ClusterSnapshot) and every weir.cmd message (payload: a
+// binary weir.telemetry.v1.Command). An edge refuses a value or a message
+// that is not a Signed, or whose signature does not verify under the control
+// plane's public key.
+type Signed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payload is the signed message's bytes, exactly as the control plane
+	// encoded them. An empty payload in WEIR_CONFIG is a tombstone: the
+	// tenant of the key was deleted.
+	Payload []byte `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	// signature is Ed25519 (RFC 8032, 64 bytes) over the bytes
+	// "weir.signed.v1\n" + name + "\n" + payload, where name is the KV key
+	// ("tenant.<id>", "cluster") or the message's subject ("weir.cmd.revoke"),
+	// so that a signed value cannot be replayed under another key or subject.
+	Signature     []byte `protobuf:"bytes,2,opt,name=signature,proto3" json:"signature,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Signed) Reset() {
+	*x = Signed{}
+	mi := &file_weir_config_v1_config_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Signed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Signed) ProtoMessage() {}
+
+func (x *Signed) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_config_v1_config_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Signed.ProtoReflect.Descriptor instead.
+func (*Signed) Descriptor() ([]byte, []int) {
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Signed) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *Signed) GetSignature() []byte {
+	if x != nil {
+		return x.Signature
+	}
+	return nil
+}
+
 var File_weir_config_v1_config_proto protoreflect.FileDescriptor
 
 const file_weir_config_v1_config_proto_rawDesc = "" +
@@ -2135,7 +2200,10 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\x05hosts\x18\x03 \x03(\tR\x05hosts\x12\x12\n" +
 	"\x03env\x18\x04 \x01(\tH\x00R\x03env\x12\x14\n" +
 	"\x04file\x18\x05 \x01(\tH\x00R\x04fileB\b\n" +
-	"\x06source*u\n" +
+	"\x06source\"@\n" +
+	"\x06Signed\x12\x18\n" +
+	"\apayload\x18\x01 \x01(\fR\apayload\x12\x1c\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature*u\n" +
 	"\n" +
 	"WireFormat\x12\x1b\n" +
 	"\x17WIRE_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -2172,7 +2240,7 @@ func file_weir_config_v1_config_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_config_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_weir_config_v1_config_proto_goTypes = []any{
 	(WireFormat)(0),               // 0: weir.config.v1.WireFormat
 	(ModelKind)(0),                // 1: weir.config.v1.ModelKind
@@ -2196,14 +2264,15 @@ var file_weir_config_v1_config_proto_goTypes = []any{
 	(*Secret)(nil),                // 19: weir.config.v1.Secret
 	(*StandaloneConfig)(nil),      // 20: weir.config.v1.StandaloneConfig
 	(*SecretSource)(nil),          // 21: weir.config.v1.SecretSource
-	nil,                           // 22: weir.config.v1.DataRules.RequiredTagsEntry
-	nil,                           // 23: weir.config.v1.ProviderRecord.TagsEntry
-	nil,                           // 24: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
-	nil,                           // 25: weir.config.v1.ProviderRecord.ModelMapEntry
-	nil,                           // 26: weir.config.v1.Member.TagsEntry
-	nil,                           // 27: weir.config.v1.Member.ModelMapEntry
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
+	(*Signed)(nil),                // 22: weir.config.v1.Signed
+	nil,                           // 23: weir.config.v1.DataRules.RequiredTagsEntry
+	nil,                           // 24: weir.config.v1.ProviderRecord.TagsEntry
+	nil,                           // 25: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	nil,                           // 26: weir.config.v1.ProviderRecord.ModelMapEntry
+	nil,                           // 27: weir.config.v1.Member.TagsEntry
+	nil,                           // 28: weir.config.v1.Member.ModelMapEntry
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 30: google.protobuf.Duration
 }
 var file_weir_config_v1_config_proto_depIdxs = []int32{
 	8,  // 0: weir.config.v1.TenantSnapshot.tenant:type_name -> weir.config.v1.Tenant
@@ -2212,38 +2281,38 @@ var file_weir_config_v1_config_proto_depIdxs = []int32{
 	16, // 3: weir.config.v1.TenantSnapshot.records:type_name -> weir.config.v1.ProviderRecord
 	18, // 4: weir.config.v1.TenantSnapshot.budgets:type_name -> weir.config.v1.Budget
 	19, // 5: weir.config.v1.TenantSnapshot.secrets:type_name -> weir.config.v1.Secret
-	28, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	29, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
 	7,  // 7: weir.config.v1.ClusterSnapshot.managed_records:type_name -> weir.config.v1.ManagedRecord
 	19, // 8: weir.config.v1.ClusterSnapshot.secrets:type_name -> weir.config.v1.Secret
-	28, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	29, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
 	6,  // 10: weir.config.v1.ClusterSnapshot.tenant_loopback:type_name -> weir.config.v1.TenantLoopback
 	16, // 11: weir.config.v1.ManagedRecord.record:type_name -> weir.config.v1.ProviderRecord
-	22, // 12: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
+	23, // 12: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
 	1,  // 13: weir.config.v1.Model.kind:type_name -> weir.config.v1.ModelKind
 	2,  // 14: weir.config.v1.Auth.kind:type_name -> weir.config.v1.AuthKind
-	29, // 15: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
-	29, // 16: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
-	29, // 17: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
-	29, // 18: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
-	29, // 19: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
+	30, // 15: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
+	30, // 16: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
+	30, // 17: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
+	30, // 18: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
+	30, // 19: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
 	0,  // 20: weir.config.v1.ProviderRecord.wire_format:type_name -> weir.config.v1.WireFormat
 	12, // 21: weir.config.v1.ProviderRecord.auth:type_name -> weir.config.v1.Auth
 	11, // 22: weir.config.v1.ProviderRecord.models:type_name -> weir.config.v1.Model
 	13, // 23: weir.config.v1.ProviderRecord.prices:type_name -> weir.config.v1.Price
 	14, // 24: weir.config.v1.ProviderRecord.limits:type_name -> weir.config.v1.Limits
-	23, // 25: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
-	24, // 26: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	24, // 25: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
+	25, // 26: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
 	15, // 27: weir.config.v1.ProviderRecord.recovery:type_name -> weir.config.v1.Recovery
-	28, // 28: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
+	29, // 28: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
 	17, // 29: weir.config.v1.ProviderRecord.members:type_name -> weir.config.v1.Member
-	25, // 30: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
+	26, // 30: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
 	12, // 31: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
-	26, // 32: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
+	27, // 32: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
 	14, // 33: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
 	13, // 34: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
-	27, // 35: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
+	28, // 35: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
 	3,  // 36: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
-	28, // 37: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
+	29, // 37: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
 	4,  // 38: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
 	5,  // 39: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
 	21, // 40: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
@@ -2271,7 +2340,7 @@ func file_weir_config_v1_config_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_config_v1_config_proto_rawDesc), len(file_weir_config_v1_config_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
