@@ -78,7 +78,13 @@ start fake-west "$LOG/fake-west.log" env FAKEPROVIDER_API_KEY=sk-demo-west \
 ready fake-east 30 logged fake-east "control on"
 ready fake-west 30 logged fake-west "control on"
 
-controlplane migrate >/dev/null || die "controlplane migrate failed (see above)"
+if ! controlplane migrate >/dev/null 2>"$LOG/migrate.log"; then
+	cat "$LOG/migrate.log" >&2
+	if grep -q "does not decrypt" "$LOG/migrate.log"; then
+		die "the database ${DATABASE_URL%%\?*} holds secrets sealed under another master key than $VAR/keys.env (a database made by another checkout?); drop it (dropdb weir_dev) or restore that keys.env"
+	fi
+	die "controlplane migrate failed (see above)"
+fi
 if [ ! -s "$VAR/admin.token" ]; then
 	controlplane bootstrap-admin --force >"$VAR/admin.token" 2>/dev/null || controlplane bootstrap-admin >"$VAR/admin.token"
 fi
