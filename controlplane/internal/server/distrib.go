@@ -35,7 +35,7 @@ type distribution struct {
 // outbox_stalled) and no usage is ingested.
 func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, log *slog.Logger) (*distribution, error) {
 	url := cfg.NatsURL
-	auth := cfg.NatsAuth.options()
+	auth := natsOptions(cfg.NatsAuth)
 	var embedded *natsembed.Server
 	if url == "" {
 		if !cfg.Dev {

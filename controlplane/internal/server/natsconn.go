@@ -1,66 +1,21 @@
 package server
 
 import (
-	"errors"
-	"net/url"
 	"path/filepath"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 
 	"weir.dev/controlplane/internal/natsauth"
+	"weir.dev/rules"
 )
 
 // NatsAuth is how the control plane authenticates to NATS and secures the
-// connection (DESIGN.md §4).
-type NatsAuth struct {
-	// Creds is a NATS .creds file (--nats-creds, NATS_CREDS).
-	Creds string
-	// User and Password (--nats-user, --nats-password).
-	User, Password string
-	// CA verifies the server's certificate (--nats-ca); Cert and Key are
-	// the client certificate (--nats-cert, --nats-key).
-	CA, Cert, Key string
-	// Insecure allows an unauthenticated or plain-text connection outside
-	// dev mode (--nats-insecure).
-	Insecure bool
-}
+// connection (DESIGN.md §4); its rules (rules.NATSAuth.Check) are the
+// edge's, with --dev allowing a plain connection.
+type NatsAuth = rules.NATSAuth
 
-// check refuses, unless a.Insecure or dev, a connection to urls that would
-// be unauthenticated (no .creds, no user and password, no user in the URL)
-// or plain text (no tls:// URL, no CA, no client certificate).
-func (a NatsAuth) check(urls string, dev bool) error {
-	var errs []error
-	if (a.User == "") != (a.Password == "") {
-		errs = append(errs, errors.New("--nats-user and --nats-password go together"))
-	}
-	if a.Creds != "" && a.User != "" {
-		errs = append(errs, errors.New("give --nats-creds or --nats-user, not both"))
-	}
-	if (a.Cert == "") != (a.Key == "") {
-		errs = append(errs, errors.New("--nats-cert and --nats-key go together"))
-	}
-	if a.Insecure || dev || urls == "" || len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	userInURL, tlsURL := false, false
-	for _, u := range strings.Split(urls, ",") {
-		if p, err := url.Parse(strings.TrimSpace(u)); err == nil {
-			userInURL = userInURL || p.User != nil
-			tlsURL = tlsURL || p.Scheme == "tls"
-		}
-	}
-	if a.Creds == "" && a.User == "" && !userInURL {
-		errs = append(errs, errors.New("the NATS connection is unauthenticated: give --nats-creds or --nats-user and --nats-password (or --nats-insecure)"))
-	}
-	if !tlsURL && a.CA == "" && a.Cert == "" {
-		errs = append(errs, errors.New("the NATS connection is plain text: use a tls:// URL or --nats-ca (or --nats-insecure)"))
-	}
-	return errors.Join(errs...)
-}
-
-// options are a's nats.go options.
-func (a NatsAuth) options() []nats.Option {
+// natsOptions are a's nats.go options.
+func natsOptions(a NatsAuth) []nats.Option {
 	var o []nats.Option
 	if a.Creds != "" {
 		o = append(o, nats.UserCredentials(a.Creds))

@@ -33,7 +33,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +54,7 @@ import (
 	"weir.dev/listen"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/rules"
 )
 
 // Config is the control plane server's configuration.
@@ -154,23 +154,7 @@ func (c Config) natsPorts() []uint16 {
 		}
 		return out
 	}
-	for _, raw := range strings.Split(c.NatsURL, ",") {
-		raw = strings.TrimSpace(raw)
-		if raw == "" {
-			continue
-		}
-		if !strings.Contains(raw, "://") {
-			raw = "nats://" + raw
-		}
-		port := uint64(4222)
-		if u, err := url.Parse(raw); err == nil && u.Port() != "" {
-			if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
-				port = n
-			}
-		}
-		out = append(out, uint16(port))
-	}
-	return out
+	return append(out, rules.NATSPorts(c.NatsURL)...)
 }
 
 // DefaultConfig returns the defaults.
@@ -196,7 +180,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("embedded NATS address %q: %w", c.NatsListen, err))
 		}
 	}
-	if err := c.NatsAuth.check(c.NatsURL, c.Dev); err != nil {
+	if err := c.NatsAuth.Check(c.NatsURL, c.Dev); err != nil {
 		errs = append(errs, err)
 	}
 	if c.ShutdownTimeout <= 0 {

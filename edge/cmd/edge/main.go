@@ -15,12 +15,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +33,7 @@ import (
 	"weir.dev/edge/internal/wire/bedrock"
 	"weir.dev/edge/internal/wire/openai"
 	"weir.dev/listen"
+	"weir.dev/rules"
 )
 
 func main() {
@@ -94,7 +92,7 @@ func (c Config) Validate() error {
 		if c.EdgeID == "" {
 			errs = append(errs, errors.New("--edge-id is empty"))
 		}
-		if err := c.NATSAuth.Check(c.NATSURL); err != nil {
+		if err := c.NATSAuth.Check(c.NATSURL, false); err != nil {
 			errs = append(errs, err)
 		}
 		if c.ConfigPublicKey == nil {
@@ -199,7 +197,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	// Which loopback ports tenant records may dial (R-SEC-2) comes with the
 	// config; NATS's ports never. Pooled connections made under the old
 	// setting are dropped.
-	never := natsPorts(cfg.NATSURL)
+	never := rules.NATSPorts(cfg.NATSURL)
 	setLoopback := func(l netguard.TenantLoopback) {
 		l.Never = never
 		dialer.SetTenantLoopback(l)
@@ -279,30 +277,6 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 		}
 	}
 	return listenAndServe(ctx, cfg, gw, metrics, dialer, log)
-}
-
-// natsPorts lists the ports of the NATS servers in urls (comma-separated,
-// 4222 when a URL names none): tenant records never dial them on the
-// edge's own machine (R-SEC-2).
-func natsPorts(urls string) []uint16 {
-	var out []uint16
-	for _, raw := range strings.Split(urls, ",") {
-		raw = strings.TrimSpace(raw)
-		if raw == "" {
-			continue
-		}
-		if !strings.Contains(raw, "://") {
-			raw = "nats://" + raw
-		}
-		port := uint64(4222)
-		if u, err := url.Parse(raw); err == nil && u.Port() != "" {
-			if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
-				port = n
-			}
-		}
-		out = append(out, uint16(port))
-	}
-	return out
 }
 
 // loadStandalone watches the config file until ctx ends and returns once

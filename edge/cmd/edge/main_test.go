@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"weir.dev/edge/internal/fakeprovider"
+	"weir.dev/rules"
 )
 
 func freeAddr(t *testing.T) string {
@@ -273,12 +274,12 @@ func TestEdgeNeverDialsItselfRSEC2(t *testing.T) {
 
 // R-SEC-2: tenant records never dial the ports of the edge's NATS servers.
 func TestNATSPortsRSEC2(t *testing.T) {
-	got := natsPorts("nats://127.0.0.1:4333, tls://nats.example.com,localhost:5222")
+	got := rules.NATSPorts("nats://127.0.0.1:4333, tls://nats.example.com,localhost:5222")
 	if fmt.Sprint(got) != "[4333 4222 5222]" {
 		t.Fatalf("natsPorts = %v", got)
 	}
-	if got := natsPorts(""); len(got) != 0 {
-		t.Fatalf("natsPorts(\"\") = %v", got)
+	if got := rules.NATSPorts(""); len(got) != 0 {
+		t.Fatalf("NATSPorts(\"\") = %v", got)
 	}
 }
 

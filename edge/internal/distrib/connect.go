@@ -3,69 +3,24 @@ package distrib
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"weir.dev/edge/internal/secrets"
+	"weir.dev/rules"
 )
 
 // Auth is how an edge authenticates to NATS and secures the connection
-// (DESIGN.md §4): a .creds file (JWT and nkey seed) or a user and
-// password, and TLS.
-type Auth struct {
-	// Creds is a NATS .creds file (--nats-creds, NATS_CREDS).
-	Creds string
-	// User and Password (--nats-user, --nats-password).
-	User, Password string
-	// CA verifies the server's certificate (--nats-ca); Cert and Key are
-	// the client certificate (--nats-cert, --nats-key).
-	CA, Cert, Key string
-	// Insecure allows an unauthenticated or plain-text connection
-	// (--nats-insecure).
-	Insecure bool
-}
+// (DESIGN.md §4); its rules (rules.NATSAuth.Check) are the control plane's.
+// An edge has no dev mode: it checks with allowPlain false.
+type Auth = rules.NATSAuth
 
-// Check refuses, unless Insecure, a connection to urls that would be
-// unauthenticated (no .creds, no user and password, no user in the URL)
-// or plain text (no TLS: no tls:// URL, no CA, no client certificate).
-func (a Auth) Check(urls string) error {
-	var errs []error
-	if (a.User == "") != (a.Password == "") {
-		errs = append(errs, errors.New("--nats-user and --nats-password go together"))
-	}
-	if a.Creds != "" && a.User != "" {
-		errs = append(errs, errors.New("give --nats-creds or --nats-user, not both"))
-	}
-	if (a.Cert == "") != (a.Key == "") {
-		errs = append(errs, errors.New("--nats-cert and --nats-key go together"))
-	}
-	if a.Insecure || len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	userInURL, tlsURL := false, false
-	for _, u := range strings.Split(urls, ",") {
-		if p, err := url.Parse(strings.TrimSpace(u)); err == nil {
-			userInURL = userInURL || p.User != nil
-			tlsURL = tlsURL || p.Scheme == "tls"
-		}
-	}
-	if a.Creds == "" && a.User == "" && !userInURL {
-		errs = append(errs, errors.New("the NATS connection is unauthenticated: give --nats-creds or --nats-user and --nats-password (or --nats-insecure)"))
-	}
-	if !tlsURL && a.CA == "" && a.Cert == "" {
-		errs = append(errs, errors.New("the NATS connection is plain text: use a tls:// URL or --nats-ca (or --nats-insecure)"))
-	}
-	return errors.Join(errs...)
-}
-
-// options are a's nats.go options.
-func (a Auth) options() []nats.Option {
+// authOptions are a's nats.go options.
+func authOptions(a Auth) []nats.Option {
 	var o []nats.Option
 	if a.Creds != "" {
 		o = append(o, nats.UserCredentials(a.Creds))
@@ -88,7 +43,7 @@ func (a Auth) options() []nats.Option {
 // fast and call records take the journal's replay path. auth authenticates
 // and secures the connection.
 func Connect(url, edgeID string, auth Auth, log *slog.Logger) (*nats.Conn, error) {
-	opts := append(auth.options(),
+	opts := append(authOptions(auth),
 		nats.Name("weir-edge "+edgeID),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),

@@ -113,7 +113,7 @@ func TestAuthCheck(t *testing.T) {
 		{"nats://n:4222", Auth{Creds: "e.creds", Cert: "c.pem", Insecure: true}, "go together"},
 		{"nats://n:4222", Auth{Creds: "e.creds", User: "e", Password: "p", Insecure: true}, "not both"},
 	} {
-		err := tc.auth.Check(tc.urls)
+		err := tc.auth.Check(tc.urls, false)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("Check(%q, %+v) = %v, want %q", tc.urls, tc.auth, err, tc.want)
 		}
