@@ -28,18 +28,7 @@ import (
 func fromAddr(src, token string) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
 	tr := &http.Transport{DialContext: d.DialContext}
-	return &http.Client{Transport: bearerFor{token: token, rt: tr}, Timeout: 30 * time.Second}
-}
-
-type bearerFor struct {
-	token string
-	rt    http.RoundTripper
-}
-
-func (b bearerFor) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.rt.RoundTrip(r)
+	return &http.Client{Transport: bearer{token: token, rt: tr}, Timeout: 30 * time.Second}
 }
 
 // TestBadTokensAreSlowedPerAddress sends 300 bad admin tokens from one

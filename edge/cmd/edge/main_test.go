@@ -69,18 +69,7 @@ func TestGracefulShutdown(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"--config", writeConfig(t, up), "--listen", addr, "--admin-listen", "", "--shutdown-grace", "10s"}, getenv, io.Discard, &stderr)
 	}()
-	for i := 0; ; i++ {
-		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if i > 100 {
-			t.Fatalf("edge not ready: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReady(t, addr, &stderr)
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions",
 		strings.NewReader(`{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer k-test")
@@ -137,20 +126,7 @@ func TestStandaloneReadyWithoutTenants(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"--config", p, "--listen", addr, "--admin-listen", "", "--shutdown-grace", "1s"}, func(string) string { return "" }, io.Discard, &stderr)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("edge with an empty config file not ready (%v): %s", err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReady(t, addr, &stderr)
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -180,20 +156,7 @@ func startEdgeAt(t *testing.T, gw, admin string, getenv func(string) string, arg
 		cancel()
 		<-done
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get("http://" + admin + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("edge not ready (%v): %s", err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReady(t, admin, &stderr)
 }
 
 // R-SEC-2: profiling endpoints (and the command line they show) are off
@@ -302,18 +265,7 @@ func TestListenerLimits(t *testing.T) {
 		done <- run(ctx, []string{"--config", writeConfig(t, "http://127.0.0.1:1"), "--listen", addr, "--admin-listen", "",
 			"--shutdown-grace", "1s", "--body-timeout", "300ms"}, getenv, io.Discard, &stderr)
 	}()
-	for i := 0; ; i++ {
-		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if i > 100 {
-			t.Fatalf("edge not ready: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReady(t, addr, &stderr)
 	ask := func(head string) (*http.Response, time.Duration) {
 		t.Helper()
 		conn, err := net.Dial("tcp", addr)
