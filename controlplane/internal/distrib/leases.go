@@ -17,6 +17,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/rules"
 )
 
 // Reply headers of a lease request that could not be served. The body is
@@ -69,8 +70,11 @@ type LeaseConfig struct {
 	Log *slog.Logger
 }
 
-// LeaseServer answers LeaseRequests on weir.lease.request (in a queue
-// group, so several control planes share the load). Create it with
+// LeaseServer answers LeaseRequests on weir.lease.request.<edge token> (in a
+// queue group, so several control planes share the load). A request whose
+// edge_id is not the one its subject names is refused as invalid: an edge's
+// NATS user may publish only on its own subject, so an edge cannot return,
+// renew or spend another edge's leases. Create it with
 // NewLeaseServer.
 type LeaseServer struct {
 	st  *store.Store
@@ -92,7 +96,7 @@ const leaseQueue = "weir-controlplane"
 // those taken and returns nil.
 func (l *LeaseServer) Run(ctx context.Context) error {
 	ch := make(chan *nats.Msg, 4*l.cfg.Workers)
-	sub, err := l.nc.ChanQueueSubscribe(LeaseSubject, leaseQueue, ch)
+	sub, err := l.nc.ChanQueueSubscribe(LeaseSubject+".*", leaseQueue, ch)
 	if err != nil {
 		return fmt.Errorf("distrib: lease subscription: %w", err)
 	}
@@ -120,9 +124,12 @@ func (l *LeaseServer) serve(ctx context.Context, m *nats.Msg) {
 	req := &telemetryv1.LeaseRequest{}
 	var grant *telemetryv1.LeaseGrant
 	err := proto.Unmarshal(m.Data, req)
-	if err != nil {
+	switch {
+	case err != nil:
 		err = fmt.Errorf("%w: not a LeaseRequest: %w", ErrInvalidLeaseRequest, err)
-	} else {
+	case m.Subject != LeaseSubject+"."+rules.NATSToken(req.GetEdgeId()):
+		err = fmt.Errorf("%w: edge_id %q is not the edge of subject %s", ErrInvalidLeaseRequest, req.GetEdgeId(), m.Subject)
+	default:
 		grant, err = l.Grant(ctx, req)
 	}
 	if m.Reply == "" {

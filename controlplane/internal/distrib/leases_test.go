@@ -17,6 +17,7 @@ import (
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/store"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/rules"
 )
 
 func TestGrantSize(t *testing.T) {
@@ -60,7 +61,14 @@ func (c leaseClient) request(want int64, leaseID string, returned int64) (*telem
 	return c.raw(&telemetryv1.LeaseRequest{EdgeId: c.edge, TenantId: c.tenant, BudgetId: c.budget, WantNanos: want, LeaseId: leaseID, ReturnedNanos: returned})
 }
 
+// raw sends req on the lease subject of its edge, as that edge does.
 func (c leaseClient) raw(req *telemetryv1.LeaseRequest) (*telemetryv1.LeaseGrant, nats.Header) {
+	c.t.Helper()
+	return c.rawOn(distrib.LeaseSubject+"."+rules.NATSToken(req.GetEdgeId()), req)
+}
+
+// rawOn sends req on subject.
+func (c leaseClient) rawOn(subject string, req *telemetryv1.LeaseRequest) (*telemetryv1.LeaseGrant, nats.Header) {
 	c.t.Helper()
 	data, err := proto.Marshal(req)
 	if err != nil {
@@ -68,10 +76,10 @@ func (c leaseClient) raw(req *telemetryv1.LeaseRequest) (*telemetryv1.LeaseGrant
 	}
 	// The lease server subscribes once the distributor has set up NATS;
 	// an edge retries until it answers.
-	msg, err := c.nc.Request(distrib.LeaseSubject, data, 5*time.Second)
+	msg, err := c.nc.Request(subject, data, 5*time.Second)
 	for deadline := time.Now().Add(10 * time.Second); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
-		msg, err = c.nc.Request(distrib.LeaseSubject, data, 5*time.Second)
+		msg, err = c.nc.Request(subject, data, 5*time.Second)
 	}
 	if err != nil {
 		c.t.Errorf("lease request: %v", err)
@@ -136,6 +144,14 @@ func TestLeaseProtocol(t *testing.T) {
 	}
 	if g, _ := a.request(0, "", 0); g.GetGrantedNanos() != 0 || !g.GetExhausted() || g.GetLeaseId() != "" {
 		t.Errorf("after exhaustion = %v", g)
+	}
+	// An edge cannot give back (or spend) another edge's lease: a request
+	// naming edge-a on edge-b's subject is refused and the lease stays.
+	if g, h := b.rawOn(distrib.LeaseSubject+".edge-b", &telemetryv1.LeaseRequest{EdgeId: "edge-a", TenantId: a.tenant, BudgetId: a.budget, LeaseId: g3.GetLeaseId(), ReturnedNanos: 193}); h.Get(distrib.HeaderError) != distrib.ErrCodeInvalidRequest || g.GetGrantedNanos() != 0 {
+		t.Errorf("request for edge-a on edge-b's subject = %v, %v; want invalid_request", g, h)
+	}
+	if l, err := e.st.Q.GetBudgetLease(ctx, mustUUID(t, g3.GetLeaseId())); err != nil || l.ReturnedNanos != 0 || l.ClosedAt.Valid {
+		t.Errorf("edge-a's lease after edge-b's forged return = %+v, %v; want untouched", l, err)
 	}
 	// Errors.
 	if g, h := a.raw(&telemetryv1.LeaseRequest{EdgeId: "x", TenantId: a.tenant, BudgetId: "00000000-0000-4000-8000-000000000000"}); h.Get(distrib.HeaderError) != distrib.ErrCodeUnknownBudget || !g.GetExhausted() {

@@ -31,8 +31,12 @@ const (
 	ResetSubject = "weir.cmd.reset"
 	// RevokeSubject carries Command{revoke_key} to every edge.
 	RevokeSubject = "weir.cmd.revoke"
-	// LeaseSubject is the request/reply subject of budget leases:
-	// LeaseRequest in, LeaseGrant out.
+	// LeaseSubject prefixes the request/reply subjects of budget leases
+	// (LeaseRequest in, LeaseGrant out): an edge asks on
+	// "weir.lease.request.<edge token>", the only one its NATS user may
+	// publish to (natsauth), and the lease server refuses a request whose
+	// edge_id is not the subject's, so an edge cannot return or renew
+	// another edge's leases.
 	LeaseSubject = "weir.lease.request"
 
 	// TenantKeyPrefix prefixes a tenant id in ConfigBucket.

@@ -8,7 +8,8 @@
 // edge id) may read WEIR_CONFIG, read WEIR_VIEWS (to count live edges,
 // ROUTING R-HEAD-7) but write only its own keys there
 // ("<tenant>.<record>.<member>.<edge id>"), read and write WEIR_AFFINITY,
-// publish to weir.usage.>, request weir.lease.> and subscribe to
+// publish to weir.usage.>, request leases on its own subject
+// weir.lease.request.<edge id> and subscribe to
 // weir.cmd.>; it can create, change or delete no stream or bucket and
 // write no config.
 package natsauth
@@ -70,7 +71,7 @@ func EdgePermissions(edgeID string) *server.Permissions {
 		"$KV." + viewsBucket + ".*.*.*." + edgeID,
 		"$KV.WEIR_AFFINITY.>",
 		"weir.usage.>",
-		"weir.lease.>",
+		"weir.lease.request." + edgeID,
 	}
 	return &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: pub},

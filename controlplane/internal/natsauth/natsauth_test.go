@@ -2,6 +2,7 @@ package natsauth_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,11 @@ func TestEdgePermissions(t *testing.T) {
 	if _, err := edge.SubscribeSync("weir.cmd.>"); err != nil {
 		t.Errorf("subscribe to commands: %v", err)
 	}
+	// Its own lease subject (nobody answers here: no responders, not a
+	// permission error).
+	if _, err := edge.Request(distrib.LeaseSubject+".edge-1", []byte("x"), 200*time.Millisecond); err != nil && !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("request on its own lease subject: %v", err)
+	}
 	if err := edge.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +186,21 @@ func TestEdgePermissions(t *testing.T) {
 			case <-errs:
 			case <-time.After(time.Second):
 				t.Error("an edge subscribed to every tenant's usage")
+			}
+		}
+	}
+	// Leases are asked for on the edge's own subject only, so the lease
+	// server can tell which edge asks.
+	for _, subj := range []string{distrib.LeaseSubject + ".edge-2", distrib.LeaseSubject} {
+		if err := edge.Publish(subj, []byte("forged")); err == nil {
+			_ = edge.Flush()
+			select {
+			case err := <-errs:
+				if !strings.Contains(strings.ToLower(err.Error()), "permission") {
+					t.Errorf("publishing on %s: %v", subj, err)
+				}
+			case <-time.After(time.Second):
+				t.Errorf("an edge published on %s", subj)
 			}
 		}
 	}

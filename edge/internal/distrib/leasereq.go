@@ -131,7 +131,7 @@ func (l *Leases) request(req *telemetryv1.LeaseRequest) (*telemetryv1.LeaseGrant
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	reply, rerr := l.req.RequestWithContext(ctx, LeaseSubject, data)
+	reply, rerr := l.req.RequestWithContext(ctx, LeaseRequestSubject(req.GetEdgeId()), data)
 	if rerr != nil && reply == nil {
 		return nil, fmt.Errorf("distrib: lease request for budget %s: %w", req.GetBudgetId(), rerr)
 	}

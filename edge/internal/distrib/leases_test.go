@@ -33,10 +33,10 @@ type fakeLeaser struct {
 func newFakeLeaser(t *testing.T, nc *nats.Conn, slice int64, ttl time.Duration, budgets map[string]int64) *fakeLeaser {
 	t.Helper()
 	f := &fakeLeaser{remaining: budgets, slice: slice, ttl: ttl, nc: nc}
-	sub, err := nc.Subscribe(LeaseSubject, func(m *nats.Msg) {
+	sub, err := nc.Subscribe(LeaseSubject+".*", func(m *nats.Msg) {
 		var req telemetryv1.LeaseRequest
-		if err := proto.Unmarshal(m.Data, &req); err != nil {
-			return
+		if err := proto.Unmarshal(m.Data, &req); err != nil || m.Subject != LeaseRequestSubject(req.GetEdgeId()) {
+			return // like the real server: the subject names the asking edge
 		}
 		f.mu.Lock()
 		f.requests = append(f.requests, &req)

@@ -1,10 +1,11 @@
 package distrib
 
 import (
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"weir.dev/rules"
 )
 
 // NATS names shared with the control plane (DESIGN.md §4). They are the wire
@@ -28,7 +29,10 @@ const (
 	ResetSubject = "weir.cmd.reset"
 	// RevokeSubject carries Command{revoke_key} to every edge.
 	RevokeSubject = "weir.cmd.revoke"
-	// LeaseSubject is the request/reply subject of budget leases.
+	// LeaseSubject prefixes the request/reply subject of budget leases: an
+	// edge asks on LeaseSubject + "." + Token(edge id), the only lease
+	// subject its NATS user may publish to, so the lease server knows which
+	// edge is asking (see LeaseRequestSubject).
 	LeaseSubject = "weir.lease.request"
 
 	// TenantKeyPrefix prefixes a tenant id in ConfigBucket.
@@ -82,37 +86,14 @@ func UsageStreamConfig() jetstream.StreamConfig {
 	}
 }
 
-// Token makes s usable as one token of a NATS subject or KV key: every
-// character outside [A-Za-z0-9_-] becomes '_', and "" becomes "_". Ids the
-// control plane issues (UUIDs, names of [a-z0-9_-]) pass unchanged.
-func Token(s string) string {
-	if s == "" {
-		return "_"
-	}
-	ok := true
-	for i := 0; i < len(s); i++ {
-		if !tokenByte(s[i]) {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if tokenByte(s[i]) {
-			b.WriteByte(s[i])
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
-func tokenByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-}
+// Token makes s usable as one token of a NATS subject or KV key
+// (rules.NATSToken: every byte outside [A-Za-z0-9_-] becomes '_', "" becomes
+// "_").
+func Token(s string) string { return rules.NATSToken(s) }
 
 // kvSubject is the subject a KV put of key in bucket is published on.
 func kvSubject(bucket, key string) string { return "$KV." + bucket + "." + key }
+
+// LeaseRequestSubject is the subject the edge edgeID sends its lease
+// requests on.
+func LeaseRequestSubject(edgeID string) string { return LeaseSubject + "." + Token(edgeID) }
