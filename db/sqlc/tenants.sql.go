@@ -14,7 +14,7 @@ import (
 const createTenant = `-- name: CreateTenant :one
 INSERT INTO tenants (name, disabled)
 VALUES ($1, $2)
-RETURNING id, name, disabled, created_at, updated_at
+RETURNING id, name, disabled, created_at, updated_at, rpm, max_in_flight
 `
 
 type CreateTenantParams struct {
@@ -31,6 +31,8 @@ func (q *Queries) CreateTenant(ctx context.Context, arg CreateTenantParams) (Ten
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
@@ -66,7 +68,7 @@ func (q *Queries) GetDataRules(ctx context.Context, tenantID pgtype.UUID) (DataR
 }
 
 const getTenant = `-- name: GetTenant :one
-SELECT id, name, disabled, created_at, updated_at FROM tenants WHERE id = $1
+SELECT id, name, disabled, created_at, updated_at, rpm, max_in_flight FROM tenants WHERE id = $1
 `
 
 func (q *Queries) GetTenant(ctx context.Context, id pgtype.UUID) (Tenant, error) {
@@ -78,12 +80,14 @@ func (q *Queries) GetTenant(ctx context.Context, id pgtype.UUID) (Tenant, error)
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
 
 const getTenantByName = `-- name: GetTenantByName :one
-SELECT id, name, disabled, created_at, updated_at FROM tenants WHERE name = $1
+SELECT id, name, disabled, created_at, updated_at, rpm, max_in_flight FROM tenants WHERE name = $1
 `
 
 func (q *Queries) GetTenantByName(ctx context.Context, name string) (Tenant, error) {
@@ -95,12 +99,14 @@ func (q *Queries) GetTenantByName(ctx context.Context, name string) (Tenant, err
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
 
 const listTenants = `-- name: ListTenants :many
-SELECT id, name, disabled, created_at, updated_at FROM tenants ORDER BY name
+SELECT id, name, disabled, created_at, updated_at, rpm, max_in_flight FROM tenants ORDER BY name
 `
 
 func (q *Queries) ListTenants(ctx context.Context) ([]Tenant, error) {
@@ -118,6 +124,8 @@ func (q *Queries) ListTenants(ctx context.Context) ([]Tenant, error) {
 			&i.Disabled,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.RPM,
+			&i.MaxInFlight,
 		); err != nil {
 			return nil, err
 		}
@@ -133,7 +141,7 @@ const updateTenant = `-- name: UpdateTenant :one
 UPDATE tenants
 SET name = $1, disabled = $2, updated_at = now()
 WHERE id = $3
-RETURNING id, name, disabled, created_at, updated_at
+RETURNING id, name, disabled, created_at, updated_at, rpm, max_in_flight
 `
 
 type UpdateTenantParams struct {
@@ -151,6 +159,8 @@ func (q *Queries) UpdateTenant(ctx context.Context, arg UpdateTenantParams) (Ten
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
