@@ -12,8 +12,8 @@ import (
 )
 
 const createAPIKey = `-- name: CreateAPIKey :one
-INSERT INTO api_keys (tenant_id, name, sha256, allowed_models, allowed_records, regions)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO api_keys (tenant_id, name, sha256, allowed_models, allowed_records, regions, rpm, max_in_flight)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 RETURNING id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at, rpm, max_in_flight
 `
 
@@ -24,6 +24,8 @@ type CreateAPIKeyParams struct {
 	AllowedModels  []string    `json:"allowed_models"`
 	AllowedRecords []string    `json:"allowed_records"`
 	Regions        []string    `json:"regions"`
+	RPM            int64       `json:"rpm"`
+	MaxInFlight    int64       `json:"max_in_flight"`
 }
 
 func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (APIKey, error) {
@@ -34,6 +36,8 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (API
 		arg.AllowedModels,
 		arg.AllowedRecords,
 		arg.Regions,
+		arg.RPM,
+		arg.MaxInFlight,
 	)
 	var i APIKey
 	err := row.Scan(

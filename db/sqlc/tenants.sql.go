@@ -137,6 +137,36 @@ func (q *Queries) ListTenants(ctx context.Context) ([]Tenant, error) {
 	return items, nil
 }
 
+const setTenantLimits = `-- name: SetTenantLimits :one
+UPDATE tenants
+SET rpm = $1, max_in_flight = $2, updated_at = now()
+WHERE id = $3
+RETURNING id, name, disabled, created_at, updated_at, rpm, max_in_flight
+`
+
+type SetTenantLimitsParams struct {
+	RPM         int64       `json:"rpm"`
+	MaxInFlight int64       `json:"max_in_flight"`
+	ID          pgtype.UUID `json:"id"`
+}
+
+// SetTenantLimits replaces the tenant's caller limits (ROUTING.md R-CAP-2);
+// 0 means no limit of the tenant's own.
+func (q *Queries) SetTenantLimits(ctx context.Context, arg SetTenantLimitsParams) (Tenant, error) {
+	row := q.db.QueryRow(ctx, setTenantLimits, arg.RPM, arg.MaxInFlight, arg.ID)
+	var i Tenant
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Disabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
+	)
+	return i, err
+}
+
 const updateTenant = `-- name: UpdateTenant :one
 UPDATE tenants
 SET name = $1, disabled = $2, updated_at = now()
