@@ -277,7 +277,7 @@ func managedClusterRows() ClusterRows {
 		TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{8000, 11434}},
 		// R-CAP-2: controlplane serve --default-tenant-max-in-flight 64.
 		DefaultTenantMaxInFlight: 64,
-		Records:        []sqlc.ProviderRecord{gpu, shared},
+		Records:                  []sqlc.ProviderRecord{gpu, shared},
 		Models: []sqlc.RecordModel{
 			{RecordID: shared.ID, Model: "claude-z", Kind: "chat"},
 			{RecordID: shared.ID, Model: "claude-x", Kind: "chat"},
