@@ -1,6 +1,6 @@
 -- name: CreateAPIKey :one
-INSERT INTO api_keys (tenant_id, name, sha256, allowed_models, allowed_records, regions)
-VALUES (@tenant_id, @name, @sha256, @allowed_models, @allowed_records, @regions)
+INSERT INTO api_keys (tenant_id, name, sha256, allowed_models, allowed_records, regions, rpm, max_in_flight)
+VALUES (@tenant_id, @name, @sha256, @allowed_models, @allowed_records, @regions, @rpm, @max_in_flight)
 RETURNING *;
 
 -- name: ListAPIKeys :many

@@ -18,6 +18,14 @@ SET name = @name, disabled = @disabled, updated_at = now()
 WHERE id = @id
 RETURNING *;
 
+-- name: SetTenantLimits :one
+-- SetTenantLimits replaces the tenant's caller limits (ROUTING.md R-CAP-2);
+-- 0 means no limit of the tenant's own.
+UPDATE tenants
+SET rpm = @rpm, max_in_flight = @max_in_flight, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
 -- name: DeleteTenant :execrows
 DELETE FROM tenants WHERE id = @id;
 

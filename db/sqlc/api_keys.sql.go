@@ -12,9 +12,9 @@ import (
 )
 
 const createAPIKey = `-- name: CreateAPIKey :one
-INSERT INTO api_keys (tenant_id, name, sha256, allowed_models, allowed_records, regions)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at
+INSERT INTO api_keys (tenant_id, name, sha256, allowed_models, allowed_records, regions, rpm, max_in_flight)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at, rpm, max_in_flight
 `
 
 type CreateAPIKeyParams struct {
@@ -24,6 +24,8 @@ type CreateAPIKeyParams struct {
 	AllowedModels  []string    `json:"allowed_models"`
 	AllowedRecords []string    `json:"allowed_records"`
 	Regions        []string    `json:"regions"`
+	RPM            int64       `json:"rpm"`
+	MaxInFlight    int64       `json:"max_in_flight"`
 }
 
 func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (APIKey, error) {
@@ -34,6 +36,8 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (API
 		arg.AllowedModels,
 		arg.AllowedRecords,
 		arg.Regions,
+		arg.RPM,
+		arg.MaxInFlight,
 	)
 	var i APIKey
 	err := row.Scan(
@@ -46,12 +50,14 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (API
 		&i.Regions,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
 
 const getAPIKeyByHash = `-- name: GetAPIKeyByHash :one
-SELECT api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.sha256, api_keys.allowed_models, api_keys.allowed_records, api_keys.regions, api_keys.created_at, api_keys.revoked_at, t.name AS tenant_name, t.disabled AS tenant_disabled
+SELECT api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.sha256, api_keys.allowed_models, api_keys.allowed_records, api_keys.regions, api_keys.created_at, api_keys.revoked_at, api_keys.rpm, api_keys.max_in_flight, t.name AS tenant_name, t.disabled AS tenant_disabled
 FROM api_keys
 JOIN tenants t ON t.id = api_keys.tenant_id
 WHERE api_keys.sha256 = $1
@@ -78,6 +84,8 @@ func (q *Queries) GetAPIKeyByHash(ctx context.Context, sha256 []byte) (GetAPIKey
 		&i.APIKey.Regions,
 		&i.APIKey.CreatedAt,
 		&i.APIKey.RevokedAt,
+		&i.APIKey.RPM,
+		&i.APIKey.MaxInFlight,
 		&i.TenantName,
 		&i.TenantDisabled,
 	)
@@ -85,7 +93,7 @@ func (q *Queries) GetAPIKeyByHash(ctx context.Context, sha256 []byte) (GetAPIKey
 }
 
 const getAPIKeyByName = `-- name: GetAPIKeyByName :one
-SELECT id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at FROM api_keys
+SELECT id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at, rpm, max_in_flight FROM api_keys
 WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL
 `
 
@@ -108,12 +116,14 @@ func (q *Queries) GetAPIKeyByName(ctx context.Context, arg GetAPIKeyByNameParams
 		&i.Regions,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
 
 const listAPIKeys = `-- name: ListAPIKeys :many
-SELECT id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY name, created_at
+SELECT id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at, rpm, max_in_flight FROM api_keys WHERE tenant_id = $1 ORDER BY name, created_at
 `
 
 // ListAPIKeys lists a tenant's keys, revoked ones included.
@@ -136,6 +146,8 @@ func (q *Queries) ListAPIKeys(ctx context.Context, tenantID pgtype.UUID) ([]APIK
 			&i.Regions,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.RPM,
+			&i.MaxInFlight,
 		); err != nil {
 			return nil, err
 		}
@@ -150,7 +162,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context, tenantID pgtype.UUID) ([]APIK
 const revokeAPIKey = `-- name: RevokeAPIKey :one
 UPDATE api_keys SET revoked_at = now()
 WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL
-RETURNING id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at
+RETURNING id, tenant_id, name, sha256, allowed_models, allowed_records, regions, created_at, revoked_at, rpm, max_in_flight
 `
 
 type RevokeAPIKeyParams struct {
@@ -173,6 +185,8 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (API
 		&i.Regions,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }

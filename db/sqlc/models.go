@@ -18,6 +18,8 @@ type APIKey struct {
 	Regions        []string           `json:"regions"`
 	CreatedAt      pgtype.Timestamptz `json:"created_at"`
 	RevokedAt      pgtype.Timestamptz `json:"revoked_at"`
+	RPM            int64              `json:"rpm"`
+	MaxInFlight    int64              `json:"max_in_flight"`
 }
 
 type Admin struct {
@@ -303,9 +305,11 @@ type Secret struct {
 }
 
 type Tenant struct {
-	ID        pgtype.UUID        `json:"id"`
-	Name      string             `json:"name"`
-	Disabled  bool               `json:"disabled"`
-	CreatedAt pgtype.Timestamptz `json:"created_at"`
-	UpdatedAt pgtype.Timestamptz `json:"updated_at"`
+	ID          pgtype.UUID        `json:"id"`
+	Name        string             `json:"name"`
+	Disabled    bool               `json:"disabled"`
+	CreatedAt   pgtype.Timestamptz `json:"created_at"`
+	UpdatedAt   pgtype.Timestamptz `json:"updated_at"`
+	RPM         int64              `json:"rpm"`
+	MaxInFlight int64              `json:"max_in_flight"`
 }

@@ -14,7 +14,7 @@ import (
 const createTenant = `-- name: CreateTenant :one
 INSERT INTO tenants (name, disabled)
 VALUES ($1, $2)
-RETURNING id, name, disabled, created_at, updated_at
+RETURNING id, name, disabled, created_at, updated_at, rpm, max_in_flight
 `
 
 type CreateTenantParams struct {
@@ -31,6 +31,8 @@ func (q *Queries) CreateTenant(ctx context.Context, arg CreateTenantParams) (Ten
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
@@ -66,7 +68,7 @@ func (q *Queries) GetDataRules(ctx context.Context, tenantID pgtype.UUID) (DataR
 }
 
 const getTenant = `-- name: GetTenant :one
-SELECT id, name, disabled, created_at, updated_at FROM tenants WHERE id = $1
+SELECT id, name, disabled, created_at, updated_at, rpm, max_in_flight FROM tenants WHERE id = $1
 `
 
 func (q *Queries) GetTenant(ctx context.Context, id pgtype.UUID) (Tenant, error) {
@@ -78,12 +80,14 @@ func (q *Queries) GetTenant(ctx context.Context, id pgtype.UUID) (Tenant, error)
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
 
 const getTenantByName = `-- name: GetTenantByName :one
-SELECT id, name, disabled, created_at, updated_at FROM tenants WHERE name = $1
+SELECT id, name, disabled, created_at, updated_at, rpm, max_in_flight FROM tenants WHERE name = $1
 `
 
 func (q *Queries) GetTenantByName(ctx context.Context, name string) (Tenant, error) {
@@ -95,12 +99,14 @@ func (q *Queries) GetTenantByName(ctx context.Context, name string) (Tenant, err
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
 
 const listTenants = `-- name: ListTenants :many
-SELECT id, name, disabled, created_at, updated_at FROM tenants ORDER BY name
+SELECT id, name, disabled, created_at, updated_at, rpm, max_in_flight FROM tenants ORDER BY name
 `
 
 func (q *Queries) ListTenants(ctx context.Context) ([]Tenant, error) {
@@ -118,6 +124,8 @@ func (q *Queries) ListTenants(ctx context.Context) ([]Tenant, error) {
 			&i.Disabled,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.RPM,
+			&i.MaxInFlight,
 		); err != nil {
 			return nil, err
 		}
@@ -129,11 +137,41 @@ func (q *Queries) ListTenants(ctx context.Context) ([]Tenant, error) {
 	return items, nil
 }
 
+const setTenantLimits = `-- name: SetTenantLimits :one
+UPDATE tenants
+SET rpm = $1, max_in_flight = $2, updated_at = now()
+WHERE id = $3
+RETURNING id, name, disabled, created_at, updated_at, rpm, max_in_flight
+`
+
+type SetTenantLimitsParams struct {
+	RPM         int64       `json:"rpm"`
+	MaxInFlight int64       `json:"max_in_flight"`
+	ID          pgtype.UUID `json:"id"`
+}
+
+// SetTenantLimits replaces the tenant's caller limits (ROUTING.md R-CAP-2);
+// 0 means no limit of the tenant's own.
+func (q *Queries) SetTenantLimits(ctx context.Context, arg SetTenantLimitsParams) (Tenant, error) {
+	row := q.db.QueryRow(ctx, setTenantLimits, arg.RPM, arg.MaxInFlight, arg.ID)
+	var i Tenant
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Disabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
+	)
+	return i, err
+}
+
 const updateTenant = `-- name: UpdateTenant :one
 UPDATE tenants
 SET name = $1, disabled = $2, updated_at = now()
 WHERE id = $3
-RETURNING id, name, disabled, created_at, updated_at
+RETURNING id, name, disabled, created_at, updated_at, rpm, max_in_flight
 `
 
 type UpdateTenantParams struct {
@@ -151,6 +189,8 @@ func (q *Queries) UpdateTenant(ctx context.Context, arg UpdateTenantParams) (Ten
 		&i.Disabled,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPM,
+		&i.MaxInFlight,
 	)
 	return i, err
 }

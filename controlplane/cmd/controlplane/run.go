@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"weir.dev/controlplane/internal/auth"
@@ -47,6 +48,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	natsEdges := strings.Join(cfg.NatsEdges, ",")
 	cfg.TLS.Cert, cfg.TLS.Key = getenv("WEIR_CP_TLS_CERT"), getenv("WEIR_CP_TLS_KEY")
 	loopbackPorts := getenv("WEIR_TENANT_LOOPBACK_PORTS")
+	defaultInFlight := getenv("WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT")
+	if defaultInFlight == "" {
+		defaultInFlight = strconv.FormatInt(cfg.DefaultTenantMaxInFlight, 10)
+	}
 
 	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -71,6 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&cfg.TLS.Cert, "tls-cert", cfg.TLS.Cert, "serve the admin port over TLS with this PEM certificate (chain), re-read when it changes (env WEIR_CP_TLS_CERT)")
 		fs.StringVar(&cfg.TLS.Key, "tls-key", cfg.TLS.Key, "the PEM private key of --tls-cert (env WEIR_CP_TLS_KEY)")
 		fs.StringVar(&loopbackPorts, "tenant-loopback-ports", loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
+		fs.StringVar(&defaultInFlight, "default-tenant-max-in-flight", defaultInFlight, "the calls a tenant may have in flight across the cluster when it sets no max_in_flight of its own, 1-1000000; tenant admins may set their tenant's up to it, only cluster admins above (R-CAP-2) (env WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT)")
 		fs.BoolVar(&cfg.SecureCookies, "console-secure-cookies", cfg.SecureCookies, "mark the console's cookies Secure even over plain HTTP, for a TLS-terminating proxy in front (env WEIR_CONSOLE_SECURE_COOKIES=true)")
 	case "bootstrap-admin":
 		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
@@ -112,6 +118,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	cfg.TenantLoopbackPorts = ports
+	if cmd == "serve" { // only serve sends it to edges and the admin API
+		n, err := strconv.ParseInt(strings.TrimSpace(defaultInFlight), 10, 64)
+		if err != nil || n < 1 || n > 1_000_000 {
+			fmt.Fprintf(stderr, "controlplane %s: --default-tenant-max-in-flight: %q is not a number in 1-1000000\n", cmd, defaultInFlight)
+			return exitUsage
+		}
+		cfg.DefaultTenantMaxInFlight = n
+	}
 	if cmd != "serve" {
 		cfg.NatsURL = "" // only serve connects to NATS; its checks are not the others'
 	}

@@ -41,6 +41,9 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"tls key from env without cert", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_CP_TLS_KEY": "k.pem"}, exitUsage, "--tls-cert and --tls-key go together"},
 		{"R-SEC-2 bad tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--tenant-loopback-ports", "8000,70000"}, nil, exitUsage, `port "70000"`},
 		{"R-SEC-2 bad tenant loopback port from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_TENANT_LOOPBACK_PORTS": "x"}, exitUsage, "--tenant-loopback-ports"},
+		{"R-CAP-2 default tenant max in flight zero", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "0"}, nil, exitUsage, "--default-tenant-max-in-flight"},
+		{"R-CAP-2 default tenant max in flight too big", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "1000001"}, nil, exitUsage, "1-1000000"},
+		{"R-CAP-2 default tenant max in flight from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT": "many"}, exitUsage, "--default-tenant-max-in-flight"},
 		{"R-SEC-2 NATS port as tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://10.0.0.2:4333", "--tenant-loopback-ports", "8000,4333"}, nil, exitUsage, "4333 is a NATS port"},
 	}
 	for _, tc := range tests {

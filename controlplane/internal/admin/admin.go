@@ -14,6 +14,9 @@
 //     SecretService, BudgetService, UsageService, CallService, EdgeService,
 //     DoctorService and AuditService (each implements its
 //     adminv1connect.*Handler; Register builds them).
+//   - Caller limits (ROUTING.md R-CAP-2): DefaultTenantMaxInFlight, the
+//     ranges MaxRPM and MaxInFlight, and ValidateLimits, which reports every
+//     limit out of range.
 //   - NewKey: an API key "weir_<base64url>" and its SHA-256.
 //   - ViewMaxAge (member views older than it are expired, edges silent) and
 //     OutboxStallAfter (the doctor's "outbox_stalled" threshold).
@@ -69,6 +72,12 @@ type Deps struct {
 	// Revoker sends key revocations to the edges at once; nil sends none
 	// (edges still learn of a revocation from the tenant's next snapshot).
 	Revoker Revoker
+	// DefaultTenantMaxInFlight is the cluster default of a tenant's
+	// max_in_flight (ROUTING.md R-CAP-2, controlplane serve
+	// --default-tenant-max-in-flight): the effective limit of tenants that
+	// set none, and the most a tenant admin may set. 0 means
+	// DefaultTenantMaxInFlight (512).
+	DefaultTenantMaxInFlight int64
 }
 
 // Revoker delivers the revocation of an API key to every edge at once, as a
@@ -114,7 +123,7 @@ func ServiceNames() []string {
 // Principal).
 func Register(mux *http.ServeMux, d Deps, opts ...connect.HandlerOption) {
 	d = d.withDefaults()
-	b := base{tx: d.Store, log: d.Log, now: d.Now, rand: d.Rand}
+	b := base{tx: d.Store, log: d.Log, now: d.Now, rand: d.Rand, defaultInFlight: d.DefaultTenantMaxInFlight}
 	mux.Handle(adminv1connect.NewTenantServiceHandler(&TenantService{base: b, q: d.Store.Q}, opts...))
 	mux.Handle(adminv1connect.NewApiKeyServiceHandler(&ApiKeyService{base: b, q: d.Store.Q, revoker: d.Revoker}, opts...))
 	mux.Handle(adminv1connect.NewAdminServiceHandler(&AdminService{base: b, q: d.Store.Q}, opts...))
@@ -138,6 +147,8 @@ type base struct {
 	log  *slog.Logger
 	now  func() time.Time
 	rand io.Reader
+	// defaultInFlight is Deps.DefaultTenantMaxInFlight.
+	defaultInFlight int64
 }
 
 // tenantGetter finds tenants by name.

@@ -16,6 +16,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
@@ -59,6 +60,9 @@ func (s *ApiKeyService) CreateApiKey(ctx context.Context, req *connect.Request[a
 	})
 	checkList(&ps, "allowed_records", m.GetAllowedRecords(), func(f, v string) { apierr.Name(&ps, f, v) })
 	checkList(&ps, "regions", m.GetRegions(), func(f, v string) { apierr.RegionGlob(&ps, f, v) })
+	// A key's limits (R-CAP-2) only narrow its tenant's, so tenant admins
+	// may set any in range.
+	ValidateLimits(&ps, "limits", m.GetLimits())
 	if ps.Len() > 0 {
 		return nil, ps.Err()
 	}
@@ -98,6 +102,7 @@ func (s *ApiKeyService) CreateApiKey(ctx context.Context, req *connect.Request[a
 			TenantID: t.ID, Name: m.GetName(), SHA256: sum,
 			AllowedModels: orEmptySlice(m.GetAllowedModels()), AllowedRecords: orEmptySlice(m.GetAllowedRecords()),
 			Regions: orEmptySlice(m.GetRegions()),
+			RPM:     m.GetLimits().GetRpm(), MaxInFlight: m.GetLimits().GetMaxInFlight(),
 		})
 		if err != nil {
 			return err
@@ -108,6 +113,7 @@ func (s *ApiKeyService) CreateApiKey(ctx context.Context, req *connect.Request[a
 		return tx.Audit(ctx, "create", "keys", k.Name, map[string]any{
 			"id": store.UUIDString(k.ID), "prefix": keyPrefix(key),
 			"allowed_models": k.AllowedModels, "allowed_records": k.AllowedRecords, "regions": k.Regions,
+			"rpm": k.RPM, "max_in_flight": k.MaxInFlight,
 		})
 	})
 	if err != nil {
@@ -256,5 +262,6 @@ func keyProto(k sqlc.APIKey) *adminv1.ApiKey {
 		Id: store.UUIDString(k.ID), Name: k.Name,
 		AllowedModels: k.AllowedModels, AllowedRecords: k.AllowedRecords, Regions: k.Regions,
 		CreatedAt: ts(k.CreatedAt), RevokedAt: ts(k.RevokedAt),
+		Limits: &configv1.CallerLimits{Rpm: k.RPM, MaxInFlight: k.MaxInFlight},
 	}
 }

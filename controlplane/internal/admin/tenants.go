@@ -60,7 +60,7 @@ func (s *TenantService) CreateTenant(ctx context.Context, req *connect.Request[a
 	if err != nil {
 		return nil, apierr.FromStore(err)
 	}
-	return connect.NewResponse(&adminv1.CreateTenantResponse{Tenant: tenantProto(t)}), nil
+	return connect.NewResponse(&adminv1.CreateTenantResponse{Tenant: s.tenantProto(t)}), nil
 }
 
 // ListTenants lists the tenants the caller holds a role on (all for cluster
@@ -84,7 +84,7 @@ func (s *TenantService) ListTenants(ctx context.Context, req *connect.Request[ad
 	mine := p.Tenants()
 	for _, t := range all {
 		if p.IsClusterAdmin() || slices.Contains(mine, t.Name) {
-			visible = append(visible, tenantProto(t))
+			visible = append(visible, s.tenantProto(t))
 		}
 	}
 	items, next := page(visible, off, size)
@@ -108,7 +108,7 @@ func (s *TenantService) GetTenant(ctx context.Context, req *connect.Request[admi
 	if err != nil {
 		return nil, apierr.FromStore(err)
 	}
-	resp := &adminv1.GetTenantResponse{Tenant: tenantProto(t), DataRules: rules}
+	resp := &adminv1.GetTenantResponse{Tenant: s.tenantProto(t), DataRules: rules}
 	for _, r := range shared {
 		resp.SharedRecords = append(resp.SharedRecords, r.Name)
 	}
@@ -134,7 +134,7 @@ func (s *TenantService) UpdateTenant(ctx context.Context, req *connect.Request[a
 		return nil, apierr.Invalid(apierr.NewProblem("tenant", apierr.CodeRequired, "a tenant is required"))
 	}
 	if req.Msg.Disabled == nil || req.Msg.GetDisabled() == t.Disabled {
-		return connect.NewResponse(&adminv1.UpdateTenantResponse{Tenant: tenantProto(t)}), nil
+		return connect.NewResponse(&adminv1.UpdateTenantResponse{Tenant: s.tenantProto(t)}), nil
 	}
 	err = s.tx.Tx(ctx, p.Actor(), func(tx *store.Tx) error {
 		var err error
@@ -149,7 +149,7 @@ func (s *TenantService) UpdateTenant(ctx context.Context, req *connect.Request[a
 	if err != nil {
 		return nil, apierr.FromStore(err)
 	}
-	return connect.NewResponse(&adminv1.UpdateTenantResponse{Tenant: tenantProto(t)}), nil
+	return connect.NewResponse(&adminv1.UpdateTenantResponse{Tenant: s.tenantProto(t)}), nil
 }
 
 // GetDataRules returns the tenant's data rules (empty when none are set).
@@ -330,13 +330,6 @@ func rulesAdmit(rules *configv1.DataRules, e endpoint) bool {
 		}
 	}
 	return true
-}
-
-func tenantProto(t sqlc.Tenant) *adminv1.Tenant {
-	return &adminv1.Tenant{
-		Id: store.UUIDString(t.ID), Name: t.Name, Disabled: t.Disabled,
-		CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt),
-	}
 }
 
 func orEmpty(m map[string]string) map[string]string {

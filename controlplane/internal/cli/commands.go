@@ -28,10 +28,20 @@ func (a *app) commands() []*command {
 		{path: "tenant rules set",
 			summary: "replace the tenant's data rules as a whole (R-ELIG-2)", tenant: tenantRequired,
 			setup: setupRulesSet},
+		{path: "tenant limits set",
+			summary: "set the tenant's caller limits (R-CAP-2)", tenant: tenantRequired,
+			setup: setupLimitsSet,
+			notes: []string{"A flag left out keeps its stored value (the limits are read first, then set); 0 removes a limit, and for " +
+				"--max-in-flight the cluster default (controlplane serve --default-tenant-max-in-flight, 512 unless set) then applies. " +
+				"Tenant admins may set --max-in-flight up to the cluster default, or keep or lower one a cluster admin set above it; " +
+				"only cluster admins may raise it further. Limits are cluster-wide: each edge enforces its share (R-HEAD-7). " +
+				"A call over a limit is refused with 429 weir_tenant_limit."}},
 
 		{path: "key create", args: []string{"NAME"},
 			summary: "create an API key and print it once", tenant: tenantRequired, setup: setupKeyCreate,
-			notes: []string{`stdout is the key alone on one line (with --output json: {"id","name","key"}); it is never shown again.`}},
+			notes: []string{`stdout is the key alone on one line (with --output json: {"id","name","key"}); it is never shown again.`,
+				"--rpm and --max-in-flight limit the key on top of its tenant's limits (R-CAP-2): a call over either is refused " +
+					"with 429 weir_key_limit. Limits are cluster-wide: each edge enforces its share (R-HEAD-7)."}},
 		{path: "key list", summary: "list the tenant's API keys", tenant: tenantRequired,
 			setup: plain((*call).keyList)},
 		{path: "key revoke", args: []string{"NAME"}, summary: "revoke an API key on every edge", tenant: tenantRequired,

@@ -122,6 +122,11 @@ func TestKeyCreatePrintsTheKeyAlone(t *testing.T) {
 	diffProto(t, "CreateApiKey", &adminv1.CreateApiKeyRequest{Tenant: "acme", Name: "ci", AllowedModels: []string{"gpt-x", "azure-eu/gpt-y"},
 		AllowedRecords: []string{"azure-eu"}, Regions: []string{"eu-*"}}, f.last(t, "CreateApiKey"))
 
+	// R-CAP-2: the key's caller limits.
+	e.must(t, "key", "create", "ci", "--tenant", "acme", "--rpm", "60", "--max-in-flight", "3")
+	diffProto(t, "CreateApiKey with limits", &adminv1.CreateApiKeyRequest{Tenant: "acme", Name: "ci",
+		Limits: &configv1.CallerLimits{Rpm: 60, MaxInFlight: 3}}, f.last(t, "CreateApiKey"))
+
 	r = e.must(t, "key", "create", "ci", "--tenant", "acme", "--output", "json")
 	var got map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {

@@ -136,6 +136,9 @@ func (c *call) tenantShow(ctx context.Context) error {
 			"disabled", yes(m.GetTenant().GetDisabled()),
 			"created", ts(m.GetTenant().GetCreatedAt()),
 			"updated", ts(m.GetTenant().GetUpdatedAt()),
+			"rpm", limitText(m.GetTenant().GetLimits().GetRpm()),
+			"max in flight", ownMaxInFlight(m.GetTenant()),
+			"effective max in flight", fmt.Sprint(m.GetTenant().GetEffectiveMaxInFlight()),
 			"allowed regions", orNone(strings.Join(m.GetDataRules().GetAllowedRegions(), ",")),
 			"no retained data", yesNo(m.GetDataRules().GetNoRetainedData()),
 			"required tags", orNone(joinMap(m.GetDataRules().GetRequiredTags(), nil)),
@@ -201,15 +204,21 @@ func setupKeyCreate(fs *flagSet) runFunc {
 	fs.Var(models, "allow-model", "model `M` the key may call, or \"record/model\" (repeatable; none: every model)")
 	fs.Var(records, "allow-provider", "provider `RECORD` the key may use (repeatable; none: every record)")
 	fs.Var(regions, "region", "region `R` or glob the key's calls are narrowed to (repeatable)")
+	var limits limitFlags
+	limits.add(fs, "the key", "no limit")
 	return func(ctx context.Context, c *call) error {
 		api, err := c.api()
 		if err != nil {
 			return err
 		}
-		resp, err := api.keys.CreateApiKey(ctx, connect.NewRequest(&adminv1.CreateApiKeyRequest{
+		req := &adminv1.CreateApiKeyRequest{
 			Tenant: c.tenant, Name: c.args[0],
 			AllowedModels: models.vals, AllowedRecords: records.vals, Regions: regions.vals,
-		}))
+		}
+		if c.given["rpm"] || c.given["max-in-flight"] {
+			req.Limits = &configv1.CallerLimits{Rpm: limits.rpm.v, MaxInFlight: limits.maxInFlight.v}
+		}
+		resp, err := api.keys.CreateApiKey(ctx, connect.NewRequest(req))
 		if err != nil {
 			return fmt.Errorf("create key: %w", err)
 		}
@@ -244,10 +253,11 @@ func (c *call) keyList(ctx context.Context) error {
 		return err
 	}
 	return c.emit(&adminv1.ListApiKeysResponse{ApiKeys: keys}, func(w io.Writer) error {
-		t := newTable(w, "NAME", "PREFIX", "MODELS", "PROVIDERS", "REGIONS", "CREATED", "LAST USED", "REVOKED")
+		t := newTable(w, "NAME", "PREFIX", "MODELS", "PROVIDERS", "REGIONS", "RPM", "MAX IN FLIGHT", "CREATED", "LAST USED", "REVOKED")
 		for _, k := range keys {
 			t.row(k.GetName(), k.GetKeyPrefix(), strings.Join(k.GetAllowedModels(), ","), strings.Join(k.GetAllowedRecords(), ","),
-				strings.Join(k.GetRegions(), ","), ts(k.GetCreatedAt()), ts(k.GetLastUsedAt()), ts(k.GetRevokedAt()))
+				strings.Join(k.GetRegions(), ","), limitText(k.GetLimits().GetRpm()), limitText(k.GetLimits().GetMaxInFlight()),
+				ts(k.GetCreatedAt()), ts(k.GetLastUsedAt()), ts(k.GetRevokedAt()))
 		}
 		return t.flush()
 	})

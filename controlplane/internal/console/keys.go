@@ -33,10 +33,18 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, s *session) 
 		AllowedModels:  strings.TrimSpace(r.PostFormValue("allowed_models")),
 		AllowedRecords: strings.TrimSpace(r.PostFormValue("allowed_records")),
 		Regions:        strings.TrimSpace(r.PostFormValue("regions")),
+		RPM:            strings.TrimSpace(r.PostFormValue("limits.rpm")),
+		MaxInFlight:    strings.TrimSpace(r.PostFormValue("limits.max_in_flight")),
 	}
 	models, records, regions := splitItems(f.AllowedModels), splitItems(f.AllowedRecords), splitItems(f.Regions)
+	var lp web.Problems
+	limits := (&limitsForm{rpm: f.RPM, maxInFlight: f.MaxInFlight}).limits(&lp)
+	if lp.Any() {
+		c.renderKeys(w, r, s, http.StatusUnprocessableEntity, web.KeysView{Form: f, Problems: lp})
+		return
+	}
 	resp, err := s.api.Keys.CreateApiKey(r.Context(), connect.NewRequest(&adminv1.CreateApiKeyRequest{
-		Tenant: s.tenant, Name: f.Name, AllowedModels: models, AllowedRecords: records, Regions: regions,
+		Tenant: s.tenant, Name: f.Name, AllowedModels: models, AllowedRecords: records, Regions: regions, Limits: limits,
 	}))
 	if err != nil {
 		p, status, done := c.formError(w, r, s, err)
@@ -82,7 +90,7 @@ func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, s *session,
 	for _, k := range keys {
 		row := web.KeyRow{
 			Name: k.GetName(), Prefix: k.GetKeyPrefix(), CreatedBy: k.GetCreatedBy(),
-			Restrictions: keyRestrictions(k),
+			Restrictions: keyRestrictions(k), Limits: keyLimits(k),
 		}
 		if k.GetCreatedAt() != nil {
 			row.Created = k.GetCreatedAt().AsTime()

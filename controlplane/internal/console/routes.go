@@ -19,6 +19,7 @@ func (c *Console) routes(mux *http.ServeMux) {
 	// Pages. Each group registers its own routes in a file of its own.
 	mux.Handle("GET /console/tenants", c.authed(c.tenantsPage))
 	mux.Handle("POST /console/tenants", c.authed(c.createTenant))
+	mux.Handle("POST /console/tenants/limits", c.authed(c.setTenantLimits))
 	c.operatorRoutes(mux) // routes_operator.go: health, providers, pools
 	c.accountRoutes(mux)  // routes_account.go: keys, secrets, data rules, budgets, usage, calls
 

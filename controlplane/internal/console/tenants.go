@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -35,6 +36,14 @@ func (c *Console) createTenant(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (c *Console) renderTenants(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p web.Problems) {
+	c.renderTenantsWith(w, r, s, status, name, p, nil, web.Problems{})
+}
+
+// renderTenantsWith renders the tenants page; form and lp are the limits
+// form after a refused submission (nil: the stored limits).
+func (c *Console) renderTenantsWith(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p web.Problems,
+	form *limitsForm, lp web.Problems,
+) {
 	resp, err := s.api.Tenants.ListTenants(r.Context(), connect.NewRequest(&adminv1.ListTenantsRequest{PageSize: 1000}))
 	if err != nil {
 		c.fail(w, r, s, err)
@@ -44,7 +53,35 @@ func (c *Console) renderTenants(w http.ResponseWriter, r *http.Request, s *sessi
 	for _, t := range resp.Msg.GetTenants() {
 		v.Tenants = append(v.Tenants, web.TenantRow{
 			Name: t.GetName(), Disabled: t.GetDisabled(), Created: t.GetCreatedAt().AsTime(), Current: t.GetName() == s.tenant,
+			RPM: t.GetLimits().GetRpm(), MaxInFlight: t.GetLimits().GetMaxInFlight(), Effective: t.GetEffectiveMaxInFlight(),
 		})
 	}
+	if s.tenant != "" {
+		g, err := s.api.Tenants.GetTenant(r.Context(), connect.NewRequest(&adminv1.GetTenantRequest{Tenant: s.tenant}))
+		if err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		t := g.Msg.GetTenant()
+		l := &web.TenantLimitsView{
+			Tenant: t.GetName(), RPM: t.GetLimits().GetRpm(), MaxInFlight: t.GetLimits().GetMaxInFlight(), Effective: t.GetEffectiveMaxInFlight(),
+			CanManage: s.can(adminv1.Role_ROLE_TENANT_ADMIN), Action: acctURL("/console/tenants/limits", s.tenant, nil),
+			FormRPM: limitField(t.GetLimits().GetRpm()), FormMaxInFlight: limitField(t.GetLimits().GetMaxInFlight()),
+			Problems: lp,
+		}
+		if form != nil {
+			l.FormRPM, l.FormMaxInFlight = form.rpm, form.maxInFlight
+		}
+		v.Limits = l
+	}
 	c.page(w, r, s, status, "Tenants", "tenants", web.TenantsPage(v))
+}
+
+// limitField is a stored caller limit as its form field shows it: empty
+// for none.
+func limitField(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -129,6 +129,7 @@ func TestPagesShowWordsNotEnumNames(t *testing.T) {
 		"/console/keys":      nil,
 		"/console/secrets":   nil,
 		"/console/rules":     nil,
+		"/console/tenants":   nil,
 	}
 	for _, r := range []string{"oa", "az", "an", "br", "vl"} {
 		pages["/console/providers/"+r] = nil

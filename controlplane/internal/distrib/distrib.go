@@ -47,6 +47,9 @@ type Config struct {
 	// TenantLoopback is which loopback ports tenant records may dial on
 	// edges, sent in the cluster snapshot (R-SEC-2); nil means none.
 	TenantLoopback *configv1.TenantLoopback
+	// DefaultTenantMaxInFlight is the cluster default of a tenant's
+	// max_in_flight, sent in the cluster snapshot (R-CAP-2); 0 sends 512.
+	DefaultTenantMaxInFlight int64
 
 	// IngestConsumer names the durable consumer ("weir-controlplane-usage").
 	IngestConsumer string
@@ -232,7 +235,7 @@ func (d *Distributor) Run(ctx context.Context) error {
 	}
 	pub := NewPublisher(d.st, js, PublisherConfig{
 		EdgeKey: c.EdgeKey, Open: c.Open, Rand: c.Rand, PollInterval: c.PollInterval,
-		ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, TenantLoopback: c.TenantLoopback, Log: c.Log, Signer: d.signer,
+		ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, TenantLoopback: c.TenantLoopback, DefaultTenantMaxInFlight: c.DefaultTenantMaxInFlight, Log: c.Log, Signer: d.signer,
 	})
 	parts := []interface{ Run(context.Context) error }{
 		pub,

@@ -39,6 +39,10 @@ type PublisherConfig struct {
 	// no port. When the bucket's cluster snapshot says otherwise, Reconcile
 	// publishes a new one: a restart with another setting reaches edges.
 	TenantLoopback *configv1.TenantLoopback
+	// DefaultTenantMaxInFlight goes into every cluster snapshot (R-CAP-2);
+	// 0 means 512 (snapshot.DefaultTenantMaxInFlight). Like TenantLoopback,
+	// a bucket's cluster snapshot that says another is published again.
+	DefaultTenantMaxInFlight int64
 	// Log receives failures, never secret values; nil discards.
 	Log *slog.Logger
 	// Signer signs every value put into the bucket (DESIGN.md §4).
@@ -277,9 +281,10 @@ func (p *Publisher) Reconcile(ctx context.Context) error {
 }
 
 // reconcileLoopback asks for a new cluster snapshot when the bucket's says
-// other tenant loopback ports than the configured ones (the control plane
-// was restarted with another --tenant-loopback-ports): edges take only a
-// snapshot whose version is above the one they hold.
+// other tenant loopback ports or another default tenant max_in_flight than
+// the configured ones (the control plane was restarted with another
+// --tenant-loopback-ports or --default-tenant-max-in-flight): edges take
+// only a snapshot whose version is above the one they hold.
 func (p *Publisher) reconcileLoopback(ctx context.Context) error {
 	entry, err := p.kv.Get(ctx, ClusterKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -296,7 +301,7 @@ func (p *Publisher) reconcileLoopback(ctx context.Context) error {
 		if want == nil {
 			want = &configv1.TenantLoopback{}
 		}
-		if proto.Equal(cs.GetTenantLoopback(), want) {
+		if proto.Equal(cs.GetTenantLoopback(), want) && cs.GetDefaultTenantMaxInFlight() == p.defaultMaxInFlight() {
 			return nil
 		}
 	}
@@ -304,7 +309,7 @@ func (p *Publisher) reconcileLoopback(ctx context.Context) error {
 		return tx.Changed(ctx, store.Cluster)
 	})
 	if err != nil {
-		return fmt.Errorf("distrib: reconcile: tenant loopback ports changed: %w", err)
+		return fmt.Errorf("distrib: reconcile: cluster settings changed: %w", err)
 	}
 	return nil
 }
@@ -372,6 +377,7 @@ func (p *Publisher) publishTo(ctx context.Context, kv jetstream.KeyValue, owner 
 			return 0, err
 		}
 		rows.TenantLoopback = p.cfg.TenantLoopback
+		rows.DefaultTenantMaxInFlight = p.cfg.DefaultTenantMaxInFlight
 		s, err := snapshot.BuildCluster(rows, p.cfg.Open, p.cfg.EdgeKey, p.cfg.Rand)
 		if err != nil {
 			return 0, err
@@ -431,4 +437,13 @@ func ownerKey(owner pgtype.UUID) string {
 		return ClusterKey
 	}
 	return TenantKey(store.UUIDString(owner))
+}
+
+// defaultMaxInFlight is the default tenant max_in_flight the cluster
+// snapshot carries.
+func (p *Publisher) defaultMaxInFlight() int64 {
+	if p.cfg.DefaultTenantMaxInFlight > 0 {
+		return p.cfg.DefaultTenantMaxInFlight
+	}
+	return snapshot.DefaultTenantMaxInFlight
 }

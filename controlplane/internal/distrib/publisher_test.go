@@ -350,11 +350,11 @@ func TestPublisherRepairsForeignEntries(t *testing.T) {
 	})
 }
 
-// TestTenantLoopbackReachesEdgesRSEC2: the cluster snapshot carries the
-// tenant loopback ports, and a publisher started with another setting (a
+// TestClusterSettingsReachEdgesRSEC2RCAP2: the cluster snapshot carries the
+// tenant loopback ports and the default tenant max_in_flight, and a publisher started with another setting (a
 // restart with another --tenant-loopback-ports) publishes a newer cluster
 // snapshot, since edges take only a version above the one they hold.
-func TestTenantLoopbackReachesEdgesRSEC2(t *testing.T) {
+func TestClusterSettingsReachEdgesRSEC2RCAP2(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -375,12 +375,16 @@ func TestTenantLoopbackReachesEdgesRSEC2(t *testing.T) {
 		}
 		return cs
 	}
-	start := func(tl *configv1.TenantLoopback) {
+	start := func(tl *configv1.TenantLoopback, defaultInFlight ...int64) {
 		t.Helper()
-		p := distrib.NewPublisher(e.st, e.js, distrib.PublisherConfig{
+		pc := distrib.PublisherConfig{
 			EdgeKey: e.edgeKey, Open: e.cfg.Open, Rand: e.cfg.Rand, PollInterval: time.Second, ResyncInterval: time.Minute, Batch: 100,
 			TenantLoopback: tl, Log: e.log, Signer: e.signer,
-		})
+		}
+		if len(defaultInFlight) > 0 {
+			pc.DefaultTenantMaxInFlight = defaultInFlight[0]
+		}
+		p := distrib.NewPublisher(e.st, e.js, pc)
 		if err := p.Reconcile(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -402,5 +406,20 @@ func TestTenantLoopbackReachesEdgesRSEC2(t *testing.T) {
 	if second.GetVersion() <= first.GetVersion() || second.GetTenantLoopback() == nil || len(second.GetTenantLoopback().GetPorts()) != 0 {
 		t.Errorf("after the change: version %d (was %d), tenant_loopback %v; want a newer snapshot allowing no port",
 			second.GetVersion(), first.GetVersion(), second.GetTenantLoopback())
+	}
+	// R-CAP-2: the default tenant max_in_flight (512 when not set) travels
+	// the same way: a restart with another value publishes a newer snapshot.
+	if d := second.GetDefaultTenantMaxInFlight(); d != 512 {
+		t.Errorf("default_tenant_max_in_flight = %d, want 512", d)
+	}
+	start(nil, 512) // the same as the default: nothing new
+	if v := cluster().GetVersion(); v != second.GetVersion() {
+		t.Errorf("same default republished: version %d after %d", v, second.GetVersion())
+	}
+	start(nil, 64)
+	third := cluster()
+	if third.GetVersion() <= second.GetVersion() || third.GetDefaultTenantMaxInFlight() != 64 {
+		t.Errorf("after --default-tenant-max-in-flight 64: version %d (was %d), default %d",
+			third.GetVersion(), second.GetVersion(), third.GetDefaultTenantMaxInFlight())
 	}
 }

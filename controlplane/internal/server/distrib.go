@@ -97,6 +97,7 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 	dcfg := distrib.DefaultConfig()
 	dcfg.EdgeKey, dcfg.Open, dcfg.Log, dcfg.SigningKey = edgeKey, distrib.OpenWith(box), log, signingKey
 	dcfg.TenantLoopback = cfg.TenantLoopback()
+	dcfg.DefaultTenantMaxInFlight = cfg.DefaultTenantMaxInFlight
 	d, err := distrib.New(st, nc, dcfg)
 	if err != nil {
 		nc.Close()

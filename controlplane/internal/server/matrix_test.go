@@ -78,6 +78,10 @@ func matrixCases(tokenIDs map[string]string) []rpcCase {
 			_, err := c.tenants.SetDataRules(ctx, connect.NewRequest(&adminv1.SetDataRulesRequest{Tenant: "a", Rules: &configv1.DataRules{AllowedRegions: []string{"eu-*"}}}))
 			return err
 		}, tenantAdmin},
+		{"SetTenantLimits", func(ctx context.Context, c *clients, r string) error { // R-CAP-2
+			_, err := c.tenants.SetTenantLimits(ctx, connect.NewRequest(&adminv1.SetTenantLimitsRequest{Tenant: "a", Limits: &configv1.CallerLimits{Rpm: 60, MaxInFlight: 16}}))
+			return err
+		}, tenantAdmin},
 		// ApiKeyService
 		{"CreateApiKey", func(ctx context.Context, c *clients, r string) error {
 			_, err := c.keys.CreateApiKey(ctx, connect.NewRequest(&adminv1.CreateApiKeyRequest{Tenant: "a", Name: "k-" + r}))

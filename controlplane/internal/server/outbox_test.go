@@ -44,6 +44,10 @@ func TestOutboxAndAudit(t *testing.T) {
 			_, err := e.as[tadmA].tenants.SetDataRules(ctx, connect.NewRequest(&adminv1.SetDataRulesRequest{Tenant: "a", Rules: &configv1.DataRules{AllowedRegions: []string{"eu-*"}}}))
 			return err
 		}, "a", 1},
+		{"SetTenantLimits", func() error { // R-CAP-2: edges get the limits with a new snapshot
+			_, err := e.as[tadmA].tenants.SetTenantLimits(ctx, connect.NewRequest(&adminv1.SetTenantLimitsRequest{Tenant: "a", Limits: &configv1.CallerLimits{Rpm: 600}}))
+			return err
+		}, "a", 1},
 		{"CreateApiKey", func() error {
 			_, err := e.as[tadmA].keys.CreateApiKey(ctx, connect.NewRequest(&adminv1.CreateApiKeyRequest{Tenant: "a", Name: "ci"}))
 			return err

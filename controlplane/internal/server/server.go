@@ -108,6 +108,13 @@ type Config struct {
 	// in dev mode every port. The ports of the NATS servers are never
 	// among them.
 	TenantLoopbackPorts []uint16
+	// DefaultTenantMaxInFlight is the cluster default of a tenant's
+	// max_in_flight (WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT,
+	// --default-tenant-max-in-flight; ROUTING.md R-CAP-2), 1-1000000,
+	// default 512. Edges get it in the cluster snapshot and apply it to
+	// tenants whose own max_in_flight is 0; tenant admins may set their
+	// tenant's up to it, only cluster admins above.
+	DefaultTenantMaxInFlight int64
 }
 
 // TenantLoopback is what the cluster snapshot says of tenant loopback
@@ -160,7 +167,7 @@ func (c Config) natsPorts() []uint16 {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second, NatsListen: "127.0.0.1:4222",
-		NatsEdges: []string{"edge-1", "edge-2"}}
+		NatsEdges: []string{"edge-1", "edge-2"}, DefaultTenantMaxInFlight: admin.DefaultTenantMaxInFlight}
 }
 
 // Validate reports every problem of c at once.
@@ -187,6 +194,9 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("the shutdown timeout must be positive"))
 	}
 	errs = append(errs, c.TLS.Validate())
+	if c.DefaultTenantMaxInFlight < 1 || c.DefaultTenantMaxInFlight > admin.MaxInFlight {
+		errs = append(errs, fmt.Errorf("default tenant max in flight %d: must be 1-%d (R-CAP-2)", c.DefaultTenantMaxInFlight, admin.MaxInFlight))
+	}
 	for _, p := range c.natsPorts() {
 		if slices.Contains(c.TenantLoopbackPorts, p) {
 			errs = append(errs, fmt.Errorf("tenant loopback ports: %d is a NATS port, which tenant records may never reach (R-SEC-2)", p))
@@ -227,6 +237,9 @@ type Deps struct {
 	Stopping <-chan struct{}
 	// Limits bound request bodies (zero: the defaults).
 	Limits Limits
+	// DefaultTenantMaxInFlight is the cluster default of a tenant's
+	// max_in_flight (Config.DefaultTenantMaxInFlight); 0 means 512.
+	DefaultTenantMaxInFlight int64
 }
 
 // Handler returns the admin API (every service, health and reflection) and
@@ -247,7 +260,7 @@ func Handler(d Deps) http.Handler {
 	opts := append(limits.handlerOptions(),
 		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log, auth.WithLimiter(d.AuthLimiter)), fillSlot{}))
 	services := http.NewServeMux()
-	admin.Register(services, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker}, opts...)
+	admin.Register(services, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker, DefaultTenantMaxInFlight: d.DefaultTenantMaxInFlight}, opts...)
 	provider.Register(services, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now, Resetter: d.Resetter}, opts...)
 	names := append(admin.ServiceNames(),
 		adminv1connect.ProviderServiceName, adminv1connect.PoolServiceName, adminv1connect.PriceServiceName)
@@ -327,7 +340,8 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		return err
 	}
 	defer dist.stop()
-	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master, Stopping: ctx.Done(), ConsoleSecureCookies: cfg.SecureCookies}
+	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master, Stopping: ctx.Done(), ConsoleSecureCookies: cfg.SecureCookies,
+		DefaultTenantMaxInFlight: cfg.DefaultTenantMaxInFlight}
 	if dist.commander != nil {
 		deps.Resetter, deps.Revoker = dist.commander, dist.commander
 	}

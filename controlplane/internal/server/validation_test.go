@@ -50,6 +50,16 @@ func TestValidationListsEveryProblem(t *testing.T) {
 				AllowedModels: []string{"", "gpt-x", "gpt-x"}, AllowedRecords: []string{"UPPER"}, Regions: []string{"eu west"}}))
 			return err
 		}, []string{"name", "allowed_models[0]", "allowed_models[2]", "allowed_records[0]", "regions[0]"}},
+		{"CreateApiKey limits out of range (R-CAP-2)", func() error {
+			_, err := c.keys.CreateApiKey(ctx, connect.NewRequest(&adminv1.CreateApiKeyRequest{Tenant: "a", Name: "BAD",
+				Limits: &configv1.CallerLimits{Rpm: 100_000_001, MaxInFlight: -1}}))
+			return err
+		}, []string{"name", "limits.rpm", "limits.max_in_flight"}},
+		{"SetTenantLimits out of range (R-CAP-2)", func() error {
+			_, err := c.tenants.SetTenantLimits(ctx, connect.NewRequest(&adminv1.SetTenantLimitsRequest{Tenant: "a",
+				Limits: &configv1.CallerLimits{Rpm: -5, MaxInFlight: 1_000_001}}))
+			return err
+		}, []string{"limits.rpm", "limits.max_in_flight"}},
 		{"CreateApiKey unknown records", func() error {
 			_, err := c.keys.CreateApiKey(ctx, connect.NewRequest(&adminv1.CreateApiKeyRequest{Tenant: "a", Name: "k", AllowedRecords: []string{"nope", "nada"}}))
 			return err

@@ -43,6 +43,7 @@ func BuildTenant(in TenantRows, open OpenFunc, edgeKey []byte, rand io.Reader) (
 			Id:       owner.String(),
 			Name:     in.Tenant.Name,
 			Disabled: in.Tenant.Disabled,
+			Limits:   callerLimits(in.Tenant.RPM, in.Tenant.MaxInFlight),
 		},
 		DataRules:   b.dataRules(in.DataRules, owner),
 		ApiKeys:     b.apiKeys(in.APIKeys, owner),
@@ -67,7 +68,9 @@ func BuildTenant(in TenantRows, open OpenFunc, edgeKey []byte, rand io.Reader) (
 // the ids of the tenants it is shared with, the cluster secrets they name,
 // resealed for edges as BuildTenant does, and the tenant loopback ports
 // (always set: an empty TenantLoopback when in.TenantLoopback is nil, so
-// that edges allow no port). A managed record shared with no
+// that edges allow no port), and the default tenant max_in_flight (always
+// set: DefaultTenantMaxInFlight when in.DefaultTenantMaxInFlight is not
+// positive). A managed record shared with no
 // tenant is still sent (with no tenant ids): no edge routes to it, and
 // sharing it later changes only the list.
 //
@@ -90,6 +93,11 @@ func BuildCluster(in ClusterRows, open OpenFunc, edgeKey []byte, rand io.Reader)
 		Version:        in.Version,
 		GeneratedAt:    timestamppb.New(in.Now),
 		TenantLoopback: &configv1.TenantLoopback{},
+
+		DefaultTenantMaxInFlight: DefaultTenantMaxInFlight,
+	}
+	if in.DefaultTenantMaxInFlight > 0 {
+		out.DefaultTenantMaxInFlight = in.DefaultTenantMaxInFlight
 	}
 	if in.TenantLoopback != nil {
 		out.TenantLoopback = proto.CloneOf(in.TenantLoopback)
@@ -236,6 +244,7 @@ func (b *builder) apiKeys(in []sqlc.APIKey, owner pgtype.UUID) []*configv1.ApiKe
 			AllowedRecords: cloneStrings(k.AllowedRecords),
 			Regions:        cloneStrings(k.Regions),
 			Revoked:        k.RevokedAt.Valid,
+			Limits:         callerLimits(k.RPM, k.MaxInFlight),
 		})
 	}
 	return out
@@ -410,4 +419,13 @@ func cloneStrings(in []string) []string {
 		return nil
 	}
 	return slices.Clone(in)
+}
+
+// callerLimits are a tenant's or a key's caller limits (R-CAP-2): nil when
+// both are 0 (no limit of its own), as a member without limits has none.
+func callerLimits(rpm, maxInFlight int64) *configv1.CallerLimits {
+	if rpm == 0 && maxInFlight == 0 {
+		return nil
+	}
+	return &configv1.CallerLimits{Rpm: rpm, MaxInFlight: maxInFlight}
 }

@@ -275,7 +275,9 @@ func managedClusterRows() ClusterRows {
 		Now:     testNow(),
 		// R-SEC-2: controlplane serve --tenant-loopback-ports 8000,11434.
 		TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{8000, 11434}},
-		Records:        []sqlc.ProviderRecord{gpu, shared},
+		// R-CAP-2: controlplane serve --default-tenant-max-in-flight 64.
+		DefaultTenantMaxInFlight: 64,
+		Records:                  []sqlc.ProviderRecord{gpu, shared},
 		Models: []sqlc.RecordModel{
 			{RecordID: shared.ID, Model: "claude-z", Kind: "chat"},
 			{RecordID: shared.ID, Model: "claude-x", Kind: "chat"},
@@ -301,6 +303,7 @@ func managedClusterRows() ClusterRows {
 // and two revoked keys of one name (only the later one is sent).
 func keyRestrictionRows() TenantRows {
 	t := acme()
+	t.RPM = 1200 // R-CAP-2; max_in_flight 0: the cluster default
 	rec := newRecord(1, t.ID, "openai", "openai", "https://api.openai.com/v1")
 	rec.KeySecret = text("openai-key")
 
@@ -308,6 +311,8 @@ func keyRestrictionRows() TenantRows {
 	batch.AllowedModels = []string{"gpt-x", "gpt-x-mini"}
 	batch.AllowedRecords = []string{"openai"}
 	batch.Regions = []string{"eu-*", "us-east"}
+	// R-CAP-2: a key's caller limits (ci's are 0: none sent).
+	batch.RPM, batch.MaxInFlight = 600, 8
 
 	ci := newKey(2, t.ID, "ci")
 	ci.RevokedAt = ts("2025-05-01T00:00:00Z")
@@ -317,6 +322,7 @@ func keyRestrictionRows() TenantRows {
 	appNew := newKey(4, t.ID, "app")
 	appNew.CreatedAt = ts("2025-04-01T00:00:01Z")
 	appNew.AllowedModels = []string{"gpt-x"}
+	appNew.MaxInFlight = 2 // rpm 0: no rpm of its own
 
 	old1 := newKey(5, t.ID, "legacy")
 	old1.RevokedAt = ts("2025-03-01T00:00:00Z")

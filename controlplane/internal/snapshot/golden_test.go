@@ -501,3 +501,50 @@ func TestClusterTenantLoopbackRSEC2(t *testing.T) {
 		t.Errorf("every port (--dev): %v %v", cs.GetTenantLoopback(), err)
 	}
 }
+
+// R-CAP-2: the cluster snapshot always carries the default tenant
+// max_in_flight: the operator's, or 512 when none is given.
+func TestClusterDefaultTenantMaxInFlightRCAP2(t *testing.T) {
+	in := managedClusterRows()
+	in.DefaultTenantMaxInFlight = 0
+	cs, err := BuildCluster(in, testOpen, testEdgeKey(), testRand())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.GetDefaultTenantMaxInFlight(); got != 512 {
+		t.Errorf("no setting: default_tenant_max_in_flight = %d, want 512", got)
+	}
+	in.DefaultTenantMaxInFlight = 2000
+	if cs, err = BuildCluster(in, testOpen, testEdgeKey(), testRand()); err != nil || cs.GetDefaultTenantMaxInFlight() != 2000 {
+		t.Errorf("2000: %d %v", cs.GetDefaultTenantMaxInFlight(), err)
+	}
+}
+
+// R-CAP-2: a tenant's and its keys' caller limits reach the snapshot as
+// stored; none at all (both 0) sends no limits.
+func TestTenantAndKeyLimitsRCAP2(t *testing.T) {
+	in := keyRestrictionRows()
+	in.Tenant.RPM, in.Tenant.MaxInFlight = 0, 40
+	ts, err := BuildTenant(in, testOpen, testEdgeKey(), testRand())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := ts.GetTenant().GetLimits(); l.GetRpm() != 0 || l.GetMaxInFlight() != 40 {
+		t.Errorf("tenant limits = %v, want max_in_flight 40", l)
+	}
+	got := map[string]*configv1.CallerLimits{}
+	for _, k := range ts.GetApiKeys() {
+		got[k.GetName()] = k.GetLimits()
+	}
+	if l := got["batch"]; l.GetRpm() != 600 || l.GetMaxInFlight() != 8 {
+		t.Errorf("batch limits = %v", l)
+	}
+	if l := got["ci"]; l != nil {
+		t.Errorf("ci has no limits, yet the snapshot says %v", l)
+	}
+	in.Tenant.MaxInFlight = 0
+	in.Tenant.RPM = 0
+	if ts, err = BuildTenant(in, testOpen, testEdgeKey(), testRand()); err != nil || ts.GetTenant().GetLimits() != nil {
+		t.Errorf("no tenant limits: %v %v", ts.GetTenant().GetLimits(), err)
+	}
+}

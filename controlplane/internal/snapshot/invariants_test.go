@@ -61,6 +61,7 @@ func checkTenant(ts *configv1.TenantSnapshot, edgeKey []byte) []string {
 		c.addf("snapshot: no generated_at or version")
 	}
 	c.regions("data_rules", ts.GetDataRules().GetAllowedRegions())
+	c.callerLimits("tenant", ts.GetTenant().GetLimits())
 	keys, hashes := map[string]bool{}, map[string]bool{}
 	for _, k := range ts.GetApiKeys() {
 		where := "key " + k.GetName()
@@ -80,6 +81,7 @@ func checkTenant(ts *configv1.TenantSnapshot, edgeKey []byte) []string {
 		}
 		hashes[string(k.GetSha256())] = true
 		c.regions(where, k.GetRegions())
+		c.callerLimits(where, k.GetLimits())
 	}
 	names := map[string]bool{}
 	for _, r := range ts.GetRecords() {
@@ -126,7 +128,28 @@ func checkCluster(cs *configv1.ClusterSnapshot, edgeKey []byte) []string {
 		c.record(r, true)
 	}
 	c.secrets(cs.GetSecrets(), "")
+	// R-CAP-2: always said, in the range serve accepts.
+	if d := cs.GetDefaultTenantMaxInFlight(); d < 1 || d > 1_000_000 {
+		c.addf("default_tenant_max_in_flight %d: not 1-1000000", d)
+	}
 	return c.problems
+}
+
+// callerLimits checks a tenant's or a key's caller limits (R-CAP-2): absent
+// when both are 0, else in range.
+func (c *checker) callerLimits(where string, l *configv1.CallerLimits) {
+	if l == nil {
+		return
+	}
+	if l.GetRpm() == 0 && l.GetMaxInFlight() == 0 {
+		c.addf("%s: limits sent though both are 0", where)
+	}
+	if l.GetRpm() < 0 || l.GetRpm() > 100_000_000 {
+		c.addf("%s: rpm %d out of range", where, l.GetRpm())
+	}
+	if l.GetMaxInFlight() < 0 || l.GetMaxInFlight() > 1_000_000 {
+		c.addf("%s: max_in_flight %d out of range", where, l.GetMaxInFlight())
+	}
 }
 
 // record checks one record and its members.

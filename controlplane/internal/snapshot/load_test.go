@@ -51,6 +51,9 @@ func TestLoadAndBuildAgainstPostgres(t *testing.T) {
 	must(err)
 	otherT, err := q.CreateTenant(ctx, sqlc.CreateTenantParams{Name: "other"})
 	must(err)
+	// R-CAP-2: the tenant's caller limits are read with it.
+	acmeT, err = q.SetTenantLimits(ctx, sqlc.SetTenantLimitsParams{ID: acmeT.ID, RPM: 900, MaxInFlight: 30})
+	must(err)
 	setSecret := func(owner pgtype.UUID, name, value string, hosts ...string) {
 		t.Helper()
 		ct, nonce := masterSeal(value, name)
@@ -118,6 +121,7 @@ func TestLoadAndBuildAgainstPostgres(t *testing.T) {
 	appRow, err := q.CreateAPIKey(ctx, sqlc.CreateAPIKeyParams{
 		TenantID: acmeT.ID, Name: "app", SHA256: app.SHA256,
 		AllowedModels: []string{"gpt-x"}, AllowedRecords: []string{"azure-gpt"}, Regions: []string{"eu-west"},
+		RPM: 60, MaxInFlight: 4,
 	})
 	must(err)
 	old := newKey(2, acmeT.ID, "old")
@@ -174,10 +178,10 @@ func TestLoadAndBuildAgainstPostgres(t *testing.T) {
 	if ts.GetVersion() != 2 {
 		t.Errorf("version %d, want 2 (two bumps)", ts.GetVersion())
 	}
-	wantTenant := &configv1.Tenant{Id: acmeT.ID.String(), Name: "acme"}
+	wantTenant := &configv1.Tenant{Id: acmeT.ID.String(), Name: "acme", Limits: &configv1.CallerLimits{Rpm: 900, MaxInFlight: 30}}
 	wantRules := &configv1.DataRules{AllowedRegions: []string{"eu-*"}, NoRetainedData: true, RequiredTags: map[string]string{"cloud": "azure"}}
 	wantKeys := []*configv1.ApiKey{
-		{Id: appRow.ID.String(), Name: "app", Sha256: app.SHA256, AllowedModels: []string{"gpt-x"}, AllowedRecords: []string{"azure-gpt"}, Regions: []string{"eu-west"}},
+		{Id: appRow.ID.String(), Name: "app", Sha256: app.SHA256, AllowedModels: []string{"gpt-x"}, AllowedRecords: []string{"azure-gpt"}, Regions: []string{"eu-west"}, Limits: &configv1.CallerLimits{Rpm: 60, MaxInFlight: 4}},
 		{Name: "old", Sha256: old.SHA256, Revoked: true},
 	}
 	wantRecord := &configv1.ProviderRecord{

@@ -24,6 +24,11 @@
 //     and its other auth columns are ignored. A member whose rpm, input_tpm and
 //     output_tpm all come out 0 (NULL or 0) has no Limits: it takes the
 //     record's.
+//   - Caller limits (ROUTING.md R-CAP-2): a tenant or an API key whose rpm
+//     and max_in_flight are both 0 has no Limits; otherwise both are sent as
+//     stored, 0 meaning no limit of its own. The cluster snapshot always
+//     carries default_tenant_max_in_flight, the max_in_flight of tenants
+//     whose own is 0.
 //   - Recovery durations come from the *_ms columns: NULL leaves the duration
 //     unset (the edge applies the ROUTING.md default); a value, 0 included, is
 //     set as is, so attempt_deadline_ms = 0 is a set zero duration, which
@@ -125,7 +130,16 @@ type ClusterRows struct {
 	// --tenant-loopback-ports). It is the operator's setting, not a row:
 	// LoadCluster leaves it nil, which means no port.
 	TenantLoopback *configv1.TenantLoopback
+	// DefaultTenantMaxInFlight is the cluster default of a tenant's
+	// max_in_flight (ROUTING.md R-CAP-2, controlplane serve
+	// --default-tenant-max-in-flight). It is the operator's setting, not a
+	// row: LoadCluster leaves it 0, which means DefaultTenantMaxInFlight.
+	DefaultTenantMaxInFlight int64
 }
+
+// DefaultTenantMaxInFlight is the cluster default of a tenant's
+// max_in_flight when the operator sets none (ROUTING.md R-CAP-2).
+const DefaultTenantMaxInFlight = 512
 
 // OpenFunc returns the plaintext of a secret row sealed under the control
 // plane's master key (its ciphertext, nonce and key_version columns). The

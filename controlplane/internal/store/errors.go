@@ -146,6 +146,10 @@ var checkRules = map[string]rule{
 	"record_prices_nonnegative":             {"prices", "negative", "prices must not be negative"},
 	"member_prices_nonnegative":             {"prices", "negative", "prices must not be negative"},
 	"provider_records_recovery_nonnegative": {"recovery", "negative", "recovery settings must not be negative"},
+	"tenants_rpm_range":                     {"limits.rpm", "out_of_range", "rpm must be 0-100000000"},
+	"tenants_max_in_flight_range":           {"limits.max_in_flight", "out_of_range", "max_in_flight must be 0-1000000"},
+	"api_keys_rpm_range":                    {"limits.rpm", "out_of_range", "rpm must be 0-100000000"},
+	"api_keys_max_in_flight_range":          {"limits.max_in_flight", "out_of_range", "max_in_flight must be 0-1000000"},
 }
 
 // triggerRules are the check_violations raised by triggers, whose messages

@@ -13,6 +13,7 @@ import (
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
+	v1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 const (
@@ -44,7 +45,9 @@ type ApiKey struct {
 	// last_used_at is the start of the key's latest recorded call, if any.
 	LastUsedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=last_used_at,json=lastUsedAt,proto3" json:"last_used_at,omitempty"`
 	// created_by names the admin who created the key.
-	CreatedBy     string `protobuf:"bytes,10,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	CreatedBy string `protobuf:"bytes,10,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// limits are the key's caller limits (R-CAP-2), 0 where none.
+	Limits        *v1.CallerLimits `protobuf:"bytes,11,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -149,6 +152,13 @@ func (x *ApiKey) GetCreatedBy() string {
 	return ""
 }
 
+func (x *ApiKey) GetLimits() *v1.CallerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
 type CreateApiKeyRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Tenant         string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
@@ -156,8 +166,11 @@ type CreateApiKeyRequest struct {
 	AllowedModels  []string               `protobuf:"bytes,3,rep,name=allowed_models,json=allowedModels,proto3" json:"allowed_models,omitempty"`
 	AllowedRecords []string               `protobuf:"bytes,4,rep,name=allowed_records,json=allowedRecords,proto3" json:"allowed_records,omitempty"`
 	Regions        []string               `protobuf:"bytes,5,rep,name=regions,proto3" json:"regions,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// limits are the key's caller limits (R-CAP-2): rpm 0-100000000,
+	// max_in_flight 0-1000000, 0 meaning none.
+	Limits        *v1.CallerLimits `protobuf:"bytes,6,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateApiKeyRequest) Reset() {
@@ -221,6 +234,13 @@ func (x *CreateApiKeyRequest) GetAllowedRecords() []string {
 func (x *CreateApiKeyRequest) GetRegions() []string {
 	if x != nil {
 		return x.Regions
+	}
+	return nil
+}
+
+func (x *CreateApiKeyRequest) GetLimits() *v1.CallerLimits {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -501,7 +521,7 @@ var File_weir_admin_v1_keys_proto protoreflect.FileDescriptor
 
 const file_weir_admin_v1_keys_proto_rawDesc = "" +
 	"\n" +
-	"\x18weir/admin/v1/keys.proto\x12\rweir.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x88\x03\n" +
+	"\x18weir/admin/v1/keys.proto\x12\rweir.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bweir/config/v1/config.proto\"\xbe\x03\n" +
 	"\x06ApiKey\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1d\n" +
@@ -518,13 +538,15 @@ const file_weir_admin_v1_keys_proto_rawDesc = "" +
 	"lastUsedAt\x12\x1d\n" +
 	"\n" +
 	"created_by\x18\n" +
-	" \x01(\tR\tcreatedBy\"\xab\x01\n" +
+	" \x01(\tR\tcreatedBy\x124\n" +
+	"\x06limits\x18\v \x01(\v2\x1c.weir.config.v1.CallerLimitsR\x06limits\"\xe1\x01\n" +
 	"\x13CreateApiKeyRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12%\n" +
 	"\x0eallowed_models\x18\x03 \x03(\tR\rallowedModels\x12'\n" +
 	"\x0fallowed_records\x18\x04 \x03(\tR\x0eallowedRecords\x12\x18\n" +
-	"\aregions\x18\x05 \x03(\tR\aregions\"X\n" +
+	"\aregions\x18\x05 \x03(\tR\aregions\x124\n" +
+	"\x06limits\x18\x06 \x01(\v2\x1c.weir.config.v1.CallerLimitsR\x06limits\"X\n" +
 	"\x14CreateApiKeyResponse\x12.\n" +
 	"\aapi_key\x18\x01 \x01(\v2\x15.weir.admin.v1.ApiKeyR\x06apiKey\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\"\x91\x01\n" +
@@ -570,25 +592,28 @@ var file_weir_admin_v1_keys_proto_goTypes = []any{
 	(*RevokeApiKeyRequest)(nil),   // 5: weir.admin.v1.RevokeApiKeyRequest
 	(*RevokeApiKeyResponse)(nil),  // 6: weir.admin.v1.RevokeApiKeyResponse
 	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*v1.CallerLimits)(nil),       // 8: weir.config.v1.CallerLimits
 }
 var file_weir_admin_v1_keys_proto_depIdxs = []int32{
-	7, // 0: weir.admin.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	7, // 1: weir.admin.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	7, // 2: weir.admin.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	0, // 3: weir.admin.v1.CreateApiKeyResponse.api_key:type_name -> weir.admin.v1.ApiKey
-	0, // 4: weir.admin.v1.ListApiKeysResponse.api_keys:type_name -> weir.admin.v1.ApiKey
-	0, // 5: weir.admin.v1.RevokeApiKeyResponse.api_key:type_name -> weir.admin.v1.ApiKey
-	1, // 6: weir.admin.v1.ApiKeyService.CreateApiKey:input_type -> weir.admin.v1.CreateApiKeyRequest
-	3, // 7: weir.admin.v1.ApiKeyService.ListApiKeys:input_type -> weir.admin.v1.ListApiKeysRequest
-	5, // 8: weir.admin.v1.ApiKeyService.RevokeApiKey:input_type -> weir.admin.v1.RevokeApiKeyRequest
-	2, // 9: weir.admin.v1.ApiKeyService.CreateApiKey:output_type -> weir.admin.v1.CreateApiKeyResponse
-	4, // 10: weir.admin.v1.ApiKeyService.ListApiKeys:output_type -> weir.admin.v1.ListApiKeysResponse
-	6, // 11: weir.admin.v1.ApiKeyService.RevokeApiKey:output_type -> weir.admin.v1.RevokeApiKeyResponse
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	7,  // 0: weir.admin.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	7,  // 1: weir.admin.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	7,  // 2: weir.admin.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	8,  // 3: weir.admin.v1.ApiKey.limits:type_name -> weir.config.v1.CallerLimits
+	8,  // 4: weir.admin.v1.CreateApiKeyRequest.limits:type_name -> weir.config.v1.CallerLimits
+	0,  // 5: weir.admin.v1.CreateApiKeyResponse.api_key:type_name -> weir.admin.v1.ApiKey
+	0,  // 6: weir.admin.v1.ListApiKeysResponse.api_keys:type_name -> weir.admin.v1.ApiKey
+	0,  // 7: weir.admin.v1.RevokeApiKeyResponse.api_key:type_name -> weir.admin.v1.ApiKey
+	1,  // 8: weir.admin.v1.ApiKeyService.CreateApiKey:input_type -> weir.admin.v1.CreateApiKeyRequest
+	3,  // 9: weir.admin.v1.ApiKeyService.ListApiKeys:input_type -> weir.admin.v1.ListApiKeysRequest
+	5,  // 10: weir.admin.v1.ApiKeyService.RevokeApiKey:input_type -> weir.admin.v1.RevokeApiKeyRequest
+	2,  // 11: weir.admin.v1.ApiKeyService.CreateApiKey:output_type -> weir.admin.v1.CreateApiKeyResponse
+	4,  // 12: weir.admin.v1.ApiKeyService.ListApiKeys:output_type -> weir.admin.v1.ListApiKeysResponse
+	6,  // 13: weir.admin.v1.ApiKeyService.RevokeApiKey:output_type -> weir.admin.v1.RevokeApiKeyResponse
+	11, // [11:14] is the sub-list for method output_type
+	8,  // [8:11] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_weir_admin_v1_keys_proto_init() }

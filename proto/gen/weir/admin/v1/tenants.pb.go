@@ -29,11 +29,17 @@ type Tenant struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// disabled tenants are refused at the edge; see UpdateTenant.
-	Disabled      bool                   `protobuf:"varint,3,opt,name=disabled,proto3" json:"disabled,omitempty"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Disabled  bool                   `protobuf:"varint,3,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// limits are the tenant's own caller limits (R-CAP-2), 0 where none.
+	Limits *v1.CallerLimits `protobuf:"bytes,6,opt,name=limits,proto3" json:"limits,omitempty"`
+	// effective_max_in_flight is the max_in_flight edges enforce for the
+	// tenant across the cluster: limits.max_in_flight, or the cluster default
+	// when that is 0.
+	EffectiveMaxInFlight int64 `protobuf:"varint,7,opt,name=effective_max_in_flight,json=effectiveMaxInFlight,proto3" json:"effective_max_in_flight,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Tenant) Reset() {
@@ -99,6 +105,20 @@ func (x *Tenant) GetUpdatedAt() *timestamppb.Timestamp {
 		return x.UpdatedAt
 	}
 	return nil
+}
+
+func (x *Tenant) GetLimits() *v1.CallerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *Tenant) GetEffectiveMaxInFlight() int64 {
+	if x != nil {
+		return x.EffectiveMaxInFlight
+	}
+	return 0
 }
 
 type CreateTenantRequest struct {
@@ -720,11 +740,108 @@ func (x *SetDataRulesResponse) GetWarnings() []*Warning {
 	return nil
 }
 
+type SetTenantLimitsRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Tenant string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// limits replace the tenant's limits as a whole.
+	Limits        *v1.CallerLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTenantLimitsRequest) Reset() {
+	*x = SetTenantLimitsRequest{}
+	mi := &file_weir_admin_v1_tenants_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTenantLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTenantLimitsRequest) ProtoMessage() {}
+
+func (x *SetTenantLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_admin_v1_tenants_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTenantLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetTenantLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_weir_admin_v1_tenants_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SetTenantLimitsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *SetTenantLimitsRequest) GetLimits() *v1.CallerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+type SetTenantLimitsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        *Tenant                `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTenantLimitsResponse) Reset() {
+	*x = SetTenantLimitsResponse{}
+	mi := &file_weir_admin_v1_tenants_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTenantLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTenantLimitsResponse) ProtoMessage() {}
+
+func (x *SetTenantLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_admin_v1_tenants_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTenantLimitsResponse.ProtoReflect.Descriptor instead.
+func (*SetTenantLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_weir_admin_v1_tenants_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SetTenantLimitsResponse) GetTenant() *Tenant {
+	if x != nil {
+		return x.Tenant
+	}
+	return nil
+}
+
 var File_weir_admin_v1_tenants_proto protoreflect.FileDescriptor
 
 const file_weir_admin_v1_tenants_proto_rawDesc = "" +
 	"\n" +
-	"\x1bweir/admin/v1/tenants.proto\x12\rweir.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aweir/admin/v1/common.proto\x1a\x1bweir/config/v1/config.proto\"\xbe\x01\n" +
+	"\x1bweir/admin/v1/tenants.proto\x12\rweir.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aweir/admin/v1/common.proto\x1a\x1bweir/config/v1/config.proto\"\xab\x02\n" +
 	"\x06Tenant\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -732,7 +849,9 @@ const file_weir_admin_v1_tenants_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\")\n" +
+	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
+	"\x06limits\x18\x06 \x01(\v2\x1c.weir.config.v1.CallerLimitsR\x06limits\x125\n" +
+	"\x17effective_max_in_flight\x18\a \x01(\x03R\x14effectiveMaxInFlight\")\n" +
 	"\x13CreateTenantRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"E\n" +
 	"\x14CreateTenantResponse\x12-\n" +
@@ -769,14 +888,20 @@ const file_weir_admin_v1_tenants_proto_rawDesc = "" +
 	"\x05rules\x18\x02 \x01(\v2\x19.weir.config.v1.DataRulesR\x05rules\"{\n" +
 	"\x14SetDataRulesResponse\x12/\n" +
 	"\x05rules\x18\x01 \x01(\v2\x19.weir.config.v1.DataRulesR\x05rules\x122\n" +
-	"\bwarnings\x18\x02 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings2\xa8\x04\n" +
+	"\bwarnings\x18\x02 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\"f\n" +
+	"\x16SetTenantLimitsRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x124\n" +
+	"\x06limits\x18\x02 \x01(\v2\x1c.weir.config.v1.CallerLimitsR\x06limits\"H\n" +
+	"\x17SetTenantLimitsResponse\x12-\n" +
+	"\x06tenant\x18\x01 \x01(\v2\x15.weir.admin.v1.TenantR\x06tenant2\x8a\x05\n" +
 	"\rTenantService\x12W\n" +
 	"\fCreateTenant\x12\".weir.admin.v1.CreateTenantRequest\x1a#.weir.admin.v1.CreateTenantResponse\x12Y\n" +
 	"\vListTenants\x12!.weir.admin.v1.ListTenantsRequest\x1a\".weir.admin.v1.ListTenantsResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\tGetTenant\x12\x1f.weir.admin.v1.GetTenantRequest\x1a .weir.admin.v1.GetTenantResponse\"\x03\x90\x02\x01\x12W\n" +
 	"\fUpdateTenant\x12\".weir.admin.v1.UpdateTenantRequest\x1a#.weir.admin.v1.UpdateTenantResponse\x12\\\n" +
 	"\fGetDataRules\x12\".weir.admin.v1.GetDataRulesRequest\x1a#.weir.admin.v1.GetDataRulesResponse\"\x03\x90\x02\x01\x12W\n" +
-	"\fSetDataRules\x12\".weir.admin.v1.SetDataRulesRequest\x1a#.weir.admin.v1.SetDataRulesResponseB\xa1\x01\n" +
+	"\fSetDataRules\x12\".weir.admin.v1.SetDataRulesRequest\x1a#.weir.admin.v1.SetDataRulesResponse\x12`\n" +
+	"\x0fSetTenantLimits\x12%.weir.admin.v1.SetTenantLimitsRequest\x1a&.weir.admin.v1.SetTenantLimitsResponseB\xa1\x01\n" +
 	"\x11com.weir.admin.v1B\fTenantsProtoP\x01Z(weir.dev/proto/gen/weir/admin/v1;adminv1\xa2\x02\x03WAX\xaa\x02\rWeir.Admin.V1\xca\x02\rWeir\\Admin\\V1\xe2\x02\x19Weir\\Admin\\V1\\GPBMetadata\xea\x02\x0fWeir::Admin::V1b\x06proto3"
 
 var (
@@ -791,55 +916,63 @@ func file_weir_admin_v1_tenants_proto_rawDescGZIP() []byte {
 	return file_weir_admin_v1_tenants_proto_rawDescData
 }
 
-var file_weir_admin_v1_tenants_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_weir_admin_v1_tenants_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_weir_admin_v1_tenants_proto_goTypes = []any{
-	(*Tenant)(nil),                // 0: weir.admin.v1.Tenant
-	(*CreateTenantRequest)(nil),   // 1: weir.admin.v1.CreateTenantRequest
-	(*CreateTenantResponse)(nil),  // 2: weir.admin.v1.CreateTenantResponse
-	(*ListTenantsRequest)(nil),    // 3: weir.admin.v1.ListTenantsRequest
-	(*ListTenantsResponse)(nil),   // 4: weir.admin.v1.ListTenantsResponse
-	(*GetTenantRequest)(nil),      // 5: weir.admin.v1.GetTenantRequest
-	(*GetTenantResponse)(nil),     // 6: weir.admin.v1.GetTenantResponse
-	(*UpdateTenantRequest)(nil),   // 7: weir.admin.v1.UpdateTenantRequest
-	(*UpdateTenantResponse)(nil),  // 8: weir.admin.v1.UpdateTenantResponse
-	(*GetDataRulesRequest)(nil),   // 9: weir.admin.v1.GetDataRulesRequest
-	(*GetDataRulesResponse)(nil),  // 10: weir.admin.v1.GetDataRulesResponse
-	(*SetDataRulesRequest)(nil),   // 11: weir.admin.v1.SetDataRulesRequest
-	(*SetDataRulesResponse)(nil),  // 12: weir.admin.v1.SetDataRulesResponse
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*v1.DataRules)(nil),          // 14: weir.config.v1.DataRules
-	(*Warning)(nil),               // 15: weir.admin.v1.Warning
+	(*Tenant)(nil),                  // 0: weir.admin.v1.Tenant
+	(*CreateTenantRequest)(nil),     // 1: weir.admin.v1.CreateTenantRequest
+	(*CreateTenantResponse)(nil),    // 2: weir.admin.v1.CreateTenantResponse
+	(*ListTenantsRequest)(nil),      // 3: weir.admin.v1.ListTenantsRequest
+	(*ListTenantsResponse)(nil),     // 4: weir.admin.v1.ListTenantsResponse
+	(*GetTenantRequest)(nil),        // 5: weir.admin.v1.GetTenantRequest
+	(*GetTenantResponse)(nil),       // 6: weir.admin.v1.GetTenantResponse
+	(*UpdateTenantRequest)(nil),     // 7: weir.admin.v1.UpdateTenantRequest
+	(*UpdateTenantResponse)(nil),    // 8: weir.admin.v1.UpdateTenantResponse
+	(*GetDataRulesRequest)(nil),     // 9: weir.admin.v1.GetDataRulesRequest
+	(*GetDataRulesResponse)(nil),    // 10: weir.admin.v1.GetDataRulesResponse
+	(*SetDataRulesRequest)(nil),     // 11: weir.admin.v1.SetDataRulesRequest
+	(*SetDataRulesResponse)(nil),    // 12: weir.admin.v1.SetDataRulesResponse
+	(*SetTenantLimitsRequest)(nil),  // 13: weir.admin.v1.SetTenantLimitsRequest
+	(*SetTenantLimitsResponse)(nil), // 14: weir.admin.v1.SetTenantLimitsResponse
+	(*timestamppb.Timestamp)(nil),   // 15: google.protobuf.Timestamp
+	(*v1.CallerLimits)(nil),         // 16: weir.config.v1.CallerLimits
+	(*v1.DataRules)(nil),            // 17: weir.config.v1.DataRules
+	(*Warning)(nil),                 // 18: weir.admin.v1.Warning
 }
 var file_weir_admin_v1_tenants_proto_depIdxs = []int32{
-	13, // 0: weir.admin.v1.Tenant.created_at:type_name -> google.protobuf.Timestamp
-	13, // 1: weir.admin.v1.Tenant.updated_at:type_name -> google.protobuf.Timestamp
-	0,  // 2: weir.admin.v1.CreateTenantResponse.tenant:type_name -> weir.admin.v1.Tenant
-	0,  // 3: weir.admin.v1.ListTenantsResponse.tenants:type_name -> weir.admin.v1.Tenant
-	0,  // 4: weir.admin.v1.GetTenantResponse.tenant:type_name -> weir.admin.v1.Tenant
-	14, // 5: weir.admin.v1.GetTenantResponse.data_rules:type_name -> weir.config.v1.DataRules
-	13, // 6: weir.admin.v1.GetTenantResponse.published_at:type_name -> google.protobuf.Timestamp
-	0,  // 7: weir.admin.v1.UpdateTenantResponse.tenant:type_name -> weir.admin.v1.Tenant
-	14, // 8: weir.admin.v1.GetDataRulesResponse.rules:type_name -> weir.config.v1.DataRules
-	14, // 9: weir.admin.v1.SetDataRulesRequest.rules:type_name -> weir.config.v1.DataRules
-	14, // 10: weir.admin.v1.SetDataRulesResponse.rules:type_name -> weir.config.v1.DataRules
-	15, // 11: weir.admin.v1.SetDataRulesResponse.warnings:type_name -> weir.admin.v1.Warning
-	1,  // 12: weir.admin.v1.TenantService.CreateTenant:input_type -> weir.admin.v1.CreateTenantRequest
-	3,  // 13: weir.admin.v1.TenantService.ListTenants:input_type -> weir.admin.v1.ListTenantsRequest
-	5,  // 14: weir.admin.v1.TenantService.GetTenant:input_type -> weir.admin.v1.GetTenantRequest
-	7,  // 15: weir.admin.v1.TenantService.UpdateTenant:input_type -> weir.admin.v1.UpdateTenantRequest
-	9,  // 16: weir.admin.v1.TenantService.GetDataRules:input_type -> weir.admin.v1.GetDataRulesRequest
-	11, // 17: weir.admin.v1.TenantService.SetDataRules:input_type -> weir.admin.v1.SetDataRulesRequest
-	2,  // 18: weir.admin.v1.TenantService.CreateTenant:output_type -> weir.admin.v1.CreateTenantResponse
-	4,  // 19: weir.admin.v1.TenantService.ListTenants:output_type -> weir.admin.v1.ListTenantsResponse
-	6,  // 20: weir.admin.v1.TenantService.GetTenant:output_type -> weir.admin.v1.GetTenantResponse
-	8,  // 21: weir.admin.v1.TenantService.UpdateTenant:output_type -> weir.admin.v1.UpdateTenantResponse
-	10, // 22: weir.admin.v1.TenantService.GetDataRules:output_type -> weir.admin.v1.GetDataRulesResponse
-	12, // 23: weir.admin.v1.TenantService.SetDataRules:output_type -> weir.admin.v1.SetDataRulesResponse
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	15, // 0: weir.admin.v1.Tenant.created_at:type_name -> google.protobuf.Timestamp
+	15, // 1: weir.admin.v1.Tenant.updated_at:type_name -> google.protobuf.Timestamp
+	16, // 2: weir.admin.v1.Tenant.limits:type_name -> weir.config.v1.CallerLimits
+	0,  // 3: weir.admin.v1.CreateTenantResponse.tenant:type_name -> weir.admin.v1.Tenant
+	0,  // 4: weir.admin.v1.ListTenantsResponse.tenants:type_name -> weir.admin.v1.Tenant
+	0,  // 5: weir.admin.v1.GetTenantResponse.tenant:type_name -> weir.admin.v1.Tenant
+	17, // 6: weir.admin.v1.GetTenantResponse.data_rules:type_name -> weir.config.v1.DataRules
+	15, // 7: weir.admin.v1.GetTenantResponse.published_at:type_name -> google.protobuf.Timestamp
+	0,  // 8: weir.admin.v1.UpdateTenantResponse.tenant:type_name -> weir.admin.v1.Tenant
+	17, // 9: weir.admin.v1.GetDataRulesResponse.rules:type_name -> weir.config.v1.DataRules
+	17, // 10: weir.admin.v1.SetDataRulesRequest.rules:type_name -> weir.config.v1.DataRules
+	17, // 11: weir.admin.v1.SetDataRulesResponse.rules:type_name -> weir.config.v1.DataRules
+	18, // 12: weir.admin.v1.SetDataRulesResponse.warnings:type_name -> weir.admin.v1.Warning
+	16, // 13: weir.admin.v1.SetTenantLimitsRequest.limits:type_name -> weir.config.v1.CallerLimits
+	0,  // 14: weir.admin.v1.SetTenantLimitsResponse.tenant:type_name -> weir.admin.v1.Tenant
+	1,  // 15: weir.admin.v1.TenantService.CreateTenant:input_type -> weir.admin.v1.CreateTenantRequest
+	3,  // 16: weir.admin.v1.TenantService.ListTenants:input_type -> weir.admin.v1.ListTenantsRequest
+	5,  // 17: weir.admin.v1.TenantService.GetTenant:input_type -> weir.admin.v1.GetTenantRequest
+	7,  // 18: weir.admin.v1.TenantService.UpdateTenant:input_type -> weir.admin.v1.UpdateTenantRequest
+	9,  // 19: weir.admin.v1.TenantService.GetDataRules:input_type -> weir.admin.v1.GetDataRulesRequest
+	11, // 20: weir.admin.v1.TenantService.SetDataRules:input_type -> weir.admin.v1.SetDataRulesRequest
+	13, // 21: weir.admin.v1.TenantService.SetTenantLimits:input_type -> weir.admin.v1.SetTenantLimitsRequest
+	2,  // 22: weir.admin.v1.TenantService.CreateTenant:output_type -> weir.admin.v1.CreateTenantResponse
+	4,  // 23: weir.admin.v1.TenantService.ListTenants:output_type -> weir.admin.v1.ListTenantsResponse
+	6,  // 24: weir.admin.v1.TenantService.GetTenant:output_type -> weir.admin.v1.GetTenantResponse
+	8,  // 25: weir.admin.v1.TenantService.UpdateTenant:output_type -> weir.admin.v1.UpdateTenantResponse
+	10, // 26: weir.admin.v1.TenantService.GetDataRules:output_type -> weir.admin.v1.GetDataRulesResponse
+	12, // 27: weir.admin.v1.TenantService.SetDataRules:output_type -> weir.admin.v1.SetDataRulesResponse
+	14, // 28: weir.admin.v1.TenantService.SetTenantLimits:output_type -> weir.admin.v1.SetTenantLimitsResponse
+	22, // [22:29] is the sub-list for method output_type
+	15, // [15:22] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_weir_admin_v1_tenants_proto_init() }
@@ -855,7 +988,7 @@ func file_weir_admin_v1_tenants_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_admin_v1_tenants_proto_rawDesc), len(file_weir_admin_v1_tenants_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -366,8 +366,13 @@ type ClusterSnapshot struct {
 	// no cluster snapshot or one without this field; in a standalone file
 	// (StandaloneConfig.cluster), leaving it out allows every port.
 	TenantLoopback *TenantLoopback `protobuf:"bytes,5,opt,name=tenant_loopback,json=tenantLoopback,proto3" json:"tenant_loopback,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// default_tenant_max_in_flight is the cluster default of a tenant's
+	// max_in_flight (ROUTING.md R-CAP-2), for tenants whose own limits leave
+	// it 0 (`controlplane serve --default-tenant-max-in-flight`). 0 (or no
+	// cluster snapshot) means 512.
+	DefaultTenantMaxInFlight int64 `protobuf:"varint,6,opt,name=default_tenant_max_in_flight,json=defaultTenantMaxInFlight,proto3" json:"default_tenant_max_in_flight,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ClusterSnapshot) Reset() {
@@ -435,6 +440,71 @@ func (x *ClusterSnapshot) GetTenantLoopback() *TenantLoopback {
 	return nil
 }
 
+func (x *ClusterSnapshot) GetDefaultTenantMaxInFlight() int64 {
+	if x != nil {
+		return x.DefaultTenantMaxInFlight
+	}
+	return 0
+}
+
+// CallerLimits are the caller limits of a tenant or an API key (ROUTING.md
+// R-CAP-2). They are cluster-wide: each edge enforces its share, the limit
+// divided by the live edges it sees, rounded up (R-HEAD-7). 0 means no limit
+// of its own.
+type CallerLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// rpm is how many calls may start per minute, 0-100000000.
+	Rpm int64 `protobuf:"varint,1,opt,name=rpm,proto3" json:"rpm,omitempty"`
+	// max_in_flight is how many calls may be in flight at once, 0-1000000.
+	MaxInFlight   int64 `protobuf:"varint,2,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallerLimits) Reset() {
+	*x = CallerLimits{}
+	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallerLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallerLimits) ProtoMessage() {}
+
+func (x *CallerLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallerLimits.ProtoReflect.Descriptor instead.
+func (*CallerLimits) Descriptor() ([]byte, []int) {
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CallerLimits) GetRpm() int64 {
+	if x != nil {
+		return x.Rpm
+	}
+	return 0
+}
+
+func (x *CallerLimits) GetMaxInFlight() int64 {
+	if x != nil {
+		return x.MaxInFlight
+	}
+	return 0
+}
+
 // TenantLoopback lists the loopback ports tenant-owned records may dial.
 // Records cluster admins own (managed or internal) are not limited by it. An
 // edge's own listeners and the ports of the NATS servers it uses are refused
@@ -451,7 +521,7 @@ type TenantLoopback struct {
 
 func (x *TenantLoopback) Reset() {
 	*x = TenantLoopback{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	mi := &file_weir_config_v1_config_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -463,7 +533,7 @@ func (x *TenantLoopback) String() string {
 func (*TenantLoopback) ProtoMessage() {}
 
 func (x *TenantLoopback) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[2]
+	mi := &file_weir_config_v1_config_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -476,7 +546,7 @@ func (x *TenantLoopback) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantLoopback.ProtoReflect.Descriptor instead.
 func (*TenantLoopback) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{2}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TenantLoopback) GetAllPorts() bool {
@@ -505,7 +575,7 @@ type ManagedRecord struct {
 
 func (x *ManagedRecord) Reset() {
 	*x = ManagedRecord{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[3]
+	mi := &file_weir_config_v1_config_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +587,7 @@ func (x *ManagedRecord) String() string {
 func (*ManagedRecord) ProtoMessage() {}
 
 func (x *ManagedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[3]
+	mi := &file_weir_config_v1_config_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -530,7 +600,7 @@ func (x *ManagedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManagedRecord.ProtoReflect.Descriptor instead.
 func (*ManagedRecord) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{3}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ManagedRecord) GetRecord() *ProviderRecord {
@@ -551,15 +621,18 @@ type Tenant struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// name is 1-64 of [a-z0-9_-].
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Disabled      bool   `protobuf:"varint,3,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	Name     string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Disabled bool   `protobuf:"varint,3,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	// limits are the tenant's caller limits (R-CAP-2); a max_in_flight of 0
+	// takes the cluster's default_tenant_max_in_flight.
+	Limits        *CallerLimits `protobuf:"bytes,4,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Tenant) Reset() {
 	*x = Tenant{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[4]
+	mi := &file_weir_config_v1_config_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +644,7 @@ func (x *Tenant) String() string {
 func (*Tenant) ProtoMessage() {}
 
 func (x *Tenant) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[4]
+	mi := &file_weir_config_v1_config_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +657,7 @@ func (x *Tenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tenant.ProtoReflect.Descriptor instead.
 func (*Tenant) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{4}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Tenant) GetId() string {
@@ -608,6 +681,13 @@ func (x *Tenant) GetDisabled() bool {
 	return false
 }
 
+func (x *Tenant) GetLimits() *CallerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
 // DataRules are the tenant's hard limits on where data may go (R-ELIG-2).
 type DataRules struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -624,7 +704,7 @@ type DataRules struct {
 
 func (x *DataRules) Reset() {
 	*x = DataRules{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[5]
+	mi := &file_weir_config_v1_config_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +716,7 @@ func (x *DataRules) String() string {
 func (*DataRules) ProtoMessage() {}
 
 func (x *DataRules) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[5]
+	mi := &file_weir_config_v1_config_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +729,7 @@ func (x *DataRules) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataRules.ProtoReflect.Descriptor instead.
 func (*DataRules) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{5}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DataRules) GetAllowedRegions() []string {
@@ -685,15 +765,17 @@ type ApiKey struct {
 	// allowed_records, when not empty, lists the only record names it may use.
 	AllowedRecords []string `protobuf:"bytes,5,rep,name=allowed_records,json=allowedRecords,proto3" json:"allowed_records,omitempty"`
 	// regions, when not empty, narrows members like a data rule (R-ELIG-2).
-	Regions       []string `protobuf:"bytes,6,rep,name=regions,proto3" json:"regions,omitempty"`
-	Revoked       bool     `protobuf:"varint,7,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	Regions []string `protobuf:"bytes,6,rep,name=regions,proto3" json:"regions,omitempty"`
+	Revoked bool     `protobuf:"varint,7,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	// limits are the key's caller limits (R-CAP-2), on top of its tenant's.
+	Limits        *CallerLimits `protobuf:"bytes,8,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[6]
+	mi := &file_weir_config_v1_config_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +787,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[6]
+	mi := &file_weir_config_v1_config_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +800,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{6}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApiKey) GetId() string {
@@ -770,6 +852,13 @@ func (x *ApiKey) GetRevoked() bool {
 	return false
 }
 
+func (x *ApiKey) GetLimits() *CallerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
 type Model struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -780,7 +869,7 @@ type Model struct {
 
 func (x *Model) Reset() {
 	*x = Model{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[7]
+	mi := &file_weir_config_v1_config_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +881,7 @@ func (x *Model) String() string {
 func (*Model) ProtoMessage() {}
 
 func (x *Model) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[7]
+	mi := &file_weir_config_v1_config_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +894,7 @@ func (x *Model) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Model.ProtoReflect.Descriptor instead.
 func (*Model) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{7}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Model) GetName() string {
@@ -846,7 +935,7 @@ type Auth struct {
 
 func (x *Auth) Reset() {
 	*x = Auth{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[8]
+	mi := &file_weir_config_v1_config_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +947,7 @@ func (x *Auth) String() string {
 func (*Auth) ProtoMessage() {}
 
 func (x *Auth) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[8]
+	mi := &file_weir_config_v1_config_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +960,7 @@ func (x *Auth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Auth.ProtoReflect.Descriptor instead.
 func (*Auth) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{8}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Auth) GetKind() AuthKind {
@@ -953,7 +1042,7 @@ type Price struct {
 
 func (x *Price) Reset() {
 	*x = Price{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[9]
+	mi := &file_weir_config_v1_config_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1054,7 @@ func (x *Price) String() string {
 func (*Price) ProtoMessage() {}
 
 func (x *Price) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[9]
+	mi := &file_weir_config_v1_config_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1067,7 @@ func (x *Price) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Price.ProtoReflect.Descriptor instead.
 func (*Price) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{9}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Price) GetModel() string {
@@ -1028,7 +1117,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[10]
+	mi := &file_weir_config_v1_config_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1129,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[10]
+	mi := &file_weir_config_v1_config_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1142,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{10}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Limits) GetRpm() int64 {
@@ -1100,7 +1189,7 @@ type Recovery struct {
 
 func (x *Recovery) Reset() {
 	*x = Recovery{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[11]
+	mi := &file_weir_config_v1_config_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1201,7 @@ func (x *Recovery) String() string {
 func (*Recovery) ProtoMessage() {}
 
 func (x *Recovery) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[11]
+	mi := &file_weir_config_v1_config_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1214,7 @@ func (x *Recovery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recovery.ProtoReflect.Descriptor instead.
 func (*Recovery) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{11}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Recovery) GetMaxAttempts() uint32 {
@@ -1220,7 +1309,7 @@ type ProviderRecord struct {
 
 func (x *ProviderRecord) Reset() {
 	*x = ProviderRecord{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[12]
+	mi := &file_weir_config_v1_config_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1232,7 +1321,7 @@ func (x *ProviderRecord) String() string {
 func (*ProviderRecord) ProtoMessage() {}
 
 func (x *ProviderRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[12]
+	mi := &file_weir_config_v1_config_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1245,7 +1334,7 @@ func (x *ProviderRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderRecord.ProtoReflect.Descriptor instead.
 func (*ProviderRecord) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{12}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ProviderRecord) GetId() string {
@@ -1462,7 +1551,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[13]
+	mi := &file_weir_config_v1_config_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1563,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[13]
+	mi := &file_weir_config_v1_config_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1576,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{13}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Member) GetId() string {
@@ -1627,7 +1716,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[14]
+	mi := &file_weir_config_v1_config_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1728,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[14]
+	mi := &file_weir_config_v1_config_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1741,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{14}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Budget) GetId() string {
@@ -1719,7 +1808,7 @@ type Secret struct {
 
 func (x *Secret) Reset() {
 	*x = Secret{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[15]
+	mi := &file_weir_config_v1_config_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1820,7 @@ func (x *Secret) String() string {
 func (*Secret) ProtoMessage() {}
 
 func (x *Secret) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[15]
+	mi := &file_weir_config_v1_config_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1833,7 @@ func (x *Secret) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Secret.ProtoReflect.Descriptor instead.
 func (*Secret) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{15}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Secret) GetName() string {
@@ -1789,7 +1878,7 @@ type StandaloneConfig struct {
 
 func (x *StandaloneConfig) Reset() {
 	*x = StandaloneConfig{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[16]
+	mi := &file_weir_config_v1_config_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1890,7 @@ func (x *StandaloneConfig) String() string {
 func (*StandaloneConfig) ProtoMessage() {}
 
 func (x *StandaloneConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[16]
+	mi := &file_weir_config_v1_config_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1903,7 @@ func (x *StandaloneConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StandaloneConfig.ProtoReflect.Descriptor instead.
 func (*StandaloneConfig) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{16}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StandaloneConfig) GetTenants() []*TenantSnapshot {
@@ -1857,7 +1946,7 @@ type SecretSource struct {
 
 func (x *SecretSource) Reset() {
 	*x = SecretSource{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[17]
+	mi := &file_weir_config_v1_config_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +1958,7 @@ func (x *SecretSource) String() string {
 func (*SecretSource) ProtoMessage() {}
 
 func (x *SecretSource) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[17]
+	mi := &file_weir_config_v1_config_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +1971,7 @@ func (x *SecretSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretSource.ProtoReflect.Descriptor instead.
 func (*SecretSource) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{17}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SecretSource) GetName() string {
@@ -1972,7 +2061,7 @@ type Signed struct {
 
 func (x *Signed) Reset() {
 	*x = Signed{}
-	mi := &file_weir_config_v1_config_proto_msgTypes[18]
+	mi := &file_weir_config_v1_config_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2073,7 @@ func (x *Signed) String() string {
 func (*Signed) ProtoMessage() {}
 
 func (x *Signed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_config_v1_config_proto_msgTypes[18]
+	mi := &file_weir_config_v1_config_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2086,7 @@ func (x *Signed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Signed.ProtoReflect.Descriptor instead.
 func (*Signed) Descriptor() ([]byte, []int) {
-	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{18}
+	return file_weir_config_v1_config_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Signed) GetPayload() []byte {
@@ -2028,31 +2117,36 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\arecords\x18\x05 \x03(\v2\x1e.weir.config.v1.ProviderRecordR\arecords\x120\n" +
 	"\abudgets\x18\x06 \x03(\v2\x16.weir.config.v1.BudgetR\abudgets\x120\n" +
 	"\asecrets\x18\a \x03(\v2\x16.weir.config.v1.SecretR\asecrets\x12=\n" +
-	"\fgenerated_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"\xad\x02\n" +
+	"\fgenerated_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"\xed\x02\n" +
 	"\x0fClusterSnapshot\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x12F\n" +
 	"\x0fmanaged_records\x18\x02 \x03(\v2\x1d.weir.config.v1.ManagedRecordR\x0emanagedRecords\x120\n" +
 	"\asecrets\x18\x03 \x03(\v2\x16.weir.config.v1.SecretR\asecrets\x12=\n" +
 	"\fgenerated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\x12G\n" +
-	"\x0ftenant_loopback\x18\x05 \x01(\v2\x1e.weir.config.v1.TenantLoopbackR\x0etenantLoopback\"C\n" +
+	"\x0ftenant_loopback\x18\x05 \x01(\v2\x1e.weir.config.v1.TenantLoopbackR\x0etenantLoopback\x12>\n" +
+	"\x1cdefault_tenant_max_in_flight\x18\x06 \x01(\x03R\x18defaultTenantMaxInFlight\"D\n" +
+	"\fCallerLimits\x12\x10\n" +
+	"\x03rpm\x18\x01 \x01(\x03R\x03rpm\x12\"\n" +
+	"\rmax_in_flight\x18\x02 \x01(\x03R\vmaxInFlight\"C\n" +
 	"\x0eTenantLoopback\x12\x1b\n" +
 	"\tall_ports\x18\x01 \x01(\bR\ballPorts\x12\x14\n" +
 	"\x05ports\x18\x02 \x03(\rR\x05ports\"f\n" +
 	"\rManagedRecord\x126\n" +
 	"\x06record\x18\x01 \x01(\v2\x1e.weir.config.v1.ProviderRecordR\x06record\x12\x1d\n" +
 	"\n" +
-	"tenant_ids\x18\x02 \x03(\tR\ttenantIds\"H\n" +
+	"tenant_ids\x18\x02 \x03(\tR\ttenantIds\"~\n" +
 	"\x06Tenant\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
-	"\bdisabled\x18\x03 \x01(\bR\bdisabled\"\xf1\x01\n" +
+	"\bdisabled\x18\x03 \x01(\bR\bdisabled\x124\n" +
+	"\x06limits\x18\x04 \x01(\v2\x1c.weir.config.v1.CallerLimitsR\x06limits\"\xf1\x01\n" +
 	"\tDataRules\x12'\n" +
 	"\x0fallowed_regions\x18\x01 \x03(\tR\x0eallowedRegions\x12(\n" +
 	"\x10no_retained_data\x18\x02 \x01(\bR\x0enoRetainedData\x12P\n" +
 	"\rrequired_tags\x18\x03 \x03(\v2+.weir.config.v1.DataRules.RequiredTagsEntryR\frequiredTags\x1a?\n" +
 	"\x11RequiredTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc8\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfe\x01\n" +
 	"\x06ApiKey\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2060,7 +2154,8 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\x0eallowed_models\x18\x04 \x03(\tR\rallowedModels\x12'\n" +
 	"\x0fallowed_records\x18\x05 \x03(\tR\x0eallowedRecords\x12\x18\n" +
 	"\aregions\x18\x06 \x03(\tR\aregions\x12\x18\n" +
-	"\arevoked\x18\a \x01(\bR\arevoked\"J\n" +
+	"\arevoked\x18\a \x01(\bR\arevoked\x124\n" +
+	"\x06limits\x18\b \x01(\v2\x1c.weir.config.v1.CallerLimitsR\x06limits\"J\n" +
 	"\x05Model\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x19.weir.config.v1.ModelKindR\x04kind\"\xbc\x02\n" +
@@ -2240,7 +2335,7 @@ func file_weir_config_v1_config_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_config_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_weir_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_weir_config_v1_config_proto_goTypes = []any{
 	(WireFormat)(0),               // 0: weir.config.v1.WireFormat
 	(ModelKind)(0),                // 1: weir.config.v1.ModelKind
@@ -2248,79 +2343,82 @@ var file_weir_config_v1_config_proto_goTypes = []any{
 	(BudgetPeriod)(0),             // 3: weir.config.v1.BudgetPeriod
 	(*TenantSnapshot)(nil),        // 4: weir.config.v1.TenantSnapshot
 	(*ClusterSnapshot)(nil),       // 5: weir.config.v1.ClusterSnapshot
-	(*TenantLoopback)(nil),        // 6: weir.config.v1.TenantLoopback
-	(*ManagedRecord)(nil),         // 7: weir.config.v1.ManagedRecord
-	(*Tenant)(nil),                // 8: weir.config.v1.Tenant
-	(*DataRules)(nil),             // 9: weir.config.v1.DataRules
-	(*ApiKey)(nil),                // 10: weir.config.v1.ApiKey
-	(*Model)(nil),                 // 11: weir.config.v1.Model
-	(*Auth)(nil),                  // 12: weir.config.v1.Auth
-	(*Price)(nil),                 // 13: weir.config.v1.Price
-	(*Limits)(nil),                // 14: weir.config.v1.Limits
-	(*Recovery)(nil),              // 15: weir.config.v1.Recovery
-	(*ProviderRecord)(nil),        // 16: weir.config.v1.ProviderRecord
-	(*Member)(nil),                // 17: weir.config.v1.Member
-	(*Budget)(nil),                // 18: weir.config.v1.Budget
-	(*Secret)(nil),                // 19: weir.config.v1.Secret
-	(*StandaloneConfig)(nil),      // 20: weir.config.v1.StandaloneConfig
-	(*SecretSource)(nil),          // 21: weir.config.v1.SecretSource
-	(*Signed)(nil),                // 22: weir.config.v1.Signed
-	nil,                           // 23: weir.config.v1.DataRules.RequiredTagsEntry
-	nil,                           // 24: weir.config.v1.ProviderRecord.TagsEntry
-	nil,                           // 25: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
-	nil,                           // 26: weir.config.v1.ProviderRecord.ModelMapEntry
-	nil,                           // 27: weir.config.v1.Member.TagsEntry
-	nil,                           // 28: weir.config.v1.Member.ModelMapEntry
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 30: google.protobuf.Duration
+	(*CallerLimits)(nil),          // 6: weir.config.v1.CallerLimits
+	(*TenantLoopback)(nil),        // 7: weir.config.v1.TenantLoopback
+	(*ManagedRecord)(nil),         // 8: weir.config.v1.ManagedRecord
+	(*Tenant)(nil),                // 9: weir.config.v1.Tenant
+	(*DataRules)(nil),             // 10: weir.config.v1.DataRules
+	(*ApiKey)(nil),                // 11: weir.config.v1.ApiKey
+	(*Model)(nil),                 // 12: weir.config.v1.Model
+	(*Auth)(nil),                  // 13: weir.config.v1.Auth
+	(*Price)(nil),                 // 14: weir.config.v1.Price
+	(*Limits)(nil),                // 15: weir.config.v1.Limits
+	(*Recovery)(nil),              // 16: weir.config.v1.Recovery
+	(*ProviderRecord)(nil),        // 17: weir.config.v1.ProviderRecord
+	(*Member)(nil),                // 18: weir.config.v1.Member
+	(*Budget)(nil),                // 19: weir.config.v1.Budget
+	(*Secret)(nil),                // 20: weir.config.v1.Secret
+	(*StandaloneConfig)(nil),      // 21: weir.config.v1.StandaloneConfig
+	(*SecretSource)(nil),          // 22: weir.config.v1.SecretSource
+	(*Signed)(nil),                // 23: weir.config.v1.Signed
+	nil,                           // 24: weir.config.v1.DataRules.RequiredTagsEntry
+	nil,                           // 25: weir.config.v1.ProviderRecord.TagsEntry
+	nil,                           // 26: weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	nil,                           // 27: weir.config.v1.ProviderRecord.ModelMapEntry
+	nil,                           // 28: weir.config.v1.Member.TagsEntry
+	nil,                           // 29: weir.config.v1.Member.ModelMapEntry
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 31: google.protobuf.Duration
 }
 var file_weir_config_v1_config_proto_depIdxs = []int32{
-	8,  // 0: weir.config.v1.TenantSnapshot.tenant:type_name -> weir.config.v1.Tenant
-	9,  // 1: weir.config.v1.TenantSnapshot.data_rules:type_name -> weir.config.v1.DataRules
-	10, // 2: weir.config.v1.TenantSnapshot.api_keys:type_name -> weir.config.v1.ApiKey
-	16, // 3: weir.config.v1.TenantSnapshot.records:type_name -> weir.config.v1.ProviderRecord
-	18, // 4: weir.config.v1.TenantSnapshot.budgets:type_name -> weir.config.v1.Budget
-	19, // 5: weir.config.v1.TenantSnapshot.secrets:type_name -> weir.config.v1.Secret
-	29, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
-	7,  // 7: weir.config.v1.ClusterSnapshot.managed_records:type_name -> weir.config.v1.ManagedRecord
-	19, // 8: weir.config.v1.ClusterSnapshot.secrets:type_name -> weir.config.v1.Secret
-	29, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
-	6,  // 10: weir.config.v1.ClusterSnapshot.tenant_loopback:type_name -> weir.config.v1.TenantLoopback
-	16, // 11: weir.config.v1.ManagedRecord.record:type_name -> weir.config.v1.ProviderRecord
-	23, // 12: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
-	1,  // 13: weir.config.v1.Model.kind:type_name -> weir.config.v1.ModelKind
-	2,  // 14: weir.config.v1.Auth.kind:type_name -> weir.config.v1.AuthKind
-	30, // 15: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
-	30, // 16: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
-	30, // 17: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
-	30, // 18: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
-	30, // 19: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
-	0,  // 20: weir.config.v1.ProviderRecord.wire_format:type_name -> weir.config.v1.WireFormat
-	12, // 21: weir.config.v1.ProviderRecord.auth:type_name -> weir.config.v1.Auth
-	11, // 22: weir.config.v1.ProviderRecord.models:type_name -> weir.config.v1.Model
-	13, // 23: weir.config.v1.ProviderRecord.prices:type_name -> weir.config.v1.Price
-	14, // 24: weir.config.v1.ProviderRecord.limits:type_name -> weir.config.v1.Limits
-	24, // 25: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
-	25, // 26: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
-	15, // 27: weir.config.v1.ProviderRecord.recovery:type_name -> weir.config.v1.Recovery
-	29, // 28: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
-	17, // 29: weir.config.v1.ProviderRecord.members:type_name -> weir.config.v1.Member
-	26, // 30: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
-	12, // 31: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
-	27, // 32: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
-	14, // 33: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
-	13, // 34: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
-	28, // 35: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
-	3,  // 36: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
-	29, // 37: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
-	4,  // 38: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
-	5,  // 39: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
-	21, // 40: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	9,  // 0: weir.config.v1.TenantSnapshot.tenant:type_name -> weir.config.v1.Tenant
+	10, // 1: weir.config.v1.TenantSnapshot.data_rules:type_name -> weir.config.v1.DataRules
+	11, // 2: weir.config.v1.TenantSnapshot.api_keys:type_name -> weir.config.v1.ApiKey
+	17, // 3: weir.config.v1.TenantSnapshot.records:type_name -> weir.config.v1.ProviderRecord
+	19, // 4: weir.config.v1.TenantSnapshot.budgets:type_name -> weir.config.v1.Budget
+	20, // 5: weir.config.v1.TenantSnapshot.secrets:type_name -> weir.config.v1.Secret
+	30, // 6: weir.config.v1.TenantSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: weir.config.v1.ClusterSnapshot.managed_records:type_name -> weir.config.v1.ManagedRecord
+	20, // 8: weir.config.v1.ClusterSnapshot.secrets:type_name -> weir.config.v1.Secret
+	30, // 9: weir.config.v1.ClusterSnapshot.generated_at:type_name -> google.protobuf.Timestamp
+	7,  // 10: weir.config.v1.ClusterSnapshot.tenant_loopback:type_name -> weir.config.v1.TenantLoopback
+	17, // 11: weir.config.v1.ManagedRecord.record:type_name -> weir.config.v1.ProviderRecord
+	6,  // 12: weir.config.v1.Tenant.limits:type_name -> weir.config.v1.CallerLimits
+	24, // 13: weir.config.v1.DataRules.required_tags:type_name -> weir.config.v1.DataRules.RequiredTagsEntry
+	6,  // 14: weir.config.v1.ApiKey.limits:type_name -> weir.config.v1.CallerLimits
+	1,  // 15: weir.config.v1.Model.kind:type_name -> weir.config.v1.ModelKind
+	2,  // 16: weir.config.v1.Auth.kind:type_name -> weir.config.v1.AuthKind
+	31, // 17: weir.config.v1.Recovery.call_deadline:type_name -> google.protobuf.Duration
+	31, // 18: weir.config.v1.Recovery.attempt_deadline:type_name -> google.protobuf.Duration
+	31, // 19: weir.config.v1.Recovery.cooldown_base:type_name -> google.protobuf.Duration
+	31, // 20: weir.config.v1.Recovery.cooldown_max:type_name -> google.protobuf.Duration
+	31, // 21: weir.config.v1.Recovery.max_wait:type_name -> google.protobuf.Duration
+	0,  // 22: weir.config.v1.ProviderRecord.wire_format:type_name -> weir.config.v1.WireFormat
+	13, // 23: weir.config.v1.ProviderRecord.auth:type_name -> weir.config.v1.Auth
+	12, // 24: weir.config.v1.ProviderRecord.models:type_name -> weir.config.v1.Model
+	14, // 25: weir.config.v1.ProviderRecord.prices:type_name -> weir.config.v1.Price
+	15, // 26: weir.config.v1.ProviderRecord.limits:type_name -> weir.config.v1.Limits
+	25, // 27: weir.config.v1.ProviderRecord.tags:type_name -> weir.config.v1.ProviderRecord.TagsEntry
+	26, // 28: weir.config.v1.ProviderRecord.rate_limit_headers:type_name -> weir.config.v1.ProviderRecord.RateLimitHeadersEntry
+	16, // 29: weir.config.v1.ProviderRecord.recovery:type_name -> weir.config.v1.Recovery
+	30, // 30: weir.config.v1.ProviderRecord.created_at:type_name -> google.protobuf.Timestamp
+	18, // 31: weir.config.v1.ProviderRecord.members:type_name -> weir.config.v1.Member
+	27, // 32: weir.config.v1.ProviderRecord.model_map:type_name -> weir.config.v1.ProviderRecord.ModelMapEntry
+	13, // 33: weir.config.v1.Member.auth:type_name -> weir.config.v1.Auth
+	28, // 34: weir.config.v1.Member.tags:type_name -> weir.config.v1.Member.TagsEntry
+	15, // 35: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
+	14, // 36: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
+	29, // 37: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
+	3,  // 38: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
+	30, // 39: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
+	4,  // 40: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
+	5,  // 41: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
+	22, // 42: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_weir_config_v1_config_proto_init() }
@@ -2328,9 +2426,9 @@ func file_weir_config_v1_config_proto_init() {
 	if File_weir_config_v1_config_proto != nil {
 		return
 	}
-	file_weir_config_v1_config_proto_msgTypes[9].OneofWrappers = []any{}
-	file_weir_config_v1_config_proto_msgTypes[13].OneofWrappers = []any{}
-	file_weir_config_v1_config_proto_msgTypes[17].OneofWrappers = []any{
+	file_weir_config_v1_config_proto_msgTypes[10].OneofWrappers = []any{}
+	file_weir_config_v1_config_proto_msgTypes[14].OneofWrappers = []any{}
+	file_weir_config_v1_config_proto_msgTypes[18].OneofWrappers = []any{
 		(*SecretSource_Env)(nil),
 		(*SecretSource_File)(nil),
 	}
@@ -2340,7 +2438,7 @@ func file_weir_config_v1_config_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_config_v1_config_proto_rawDesc), len(file_weir_config_v1_config_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

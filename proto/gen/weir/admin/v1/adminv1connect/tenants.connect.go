@@ -50,6 +50,9 @@ const (
 	// TenantServiceSetDataRulesProcedure is the fully-qualified name of the TenantService's
 	// SetDataRules RPC.
 	TenantServiceSetDataRulesProcedure = "/weir.admin.v1.TenantService/SetDataRules"
+	// TenantServiceSetTenantLimitsProcedure is the fully-qualified name of the TenantService's
+	// SetTenantLimits RPC.
+	TenantServiceSetTenantLimitsProcedure = "/weir.admin.v1.TenantService/SetTenantLimits"
 )
 
 // TenantServiceClient is a client for the weir.admin.v1.TenantService service.
@@ -76,6 +79,15 @@ type TenantServiceClient interface {
 	// values are 1-64 characters. The change reaches edges with the tenant's
 	// next snapshot.
 	SetDataRules(context.Context, *connect.Request[v1.SetDataRulesRequest]) (*connect.Response[v1.SetDataRulesResponse], error)
+	// SetTenantLimits replaces the tenant's caller limits (ROUTING.md R-CAP-2)
+	// as a whole; 0 means no limit of the tenant's own (for max_in_flight: the
+	// cluster default applies). Tenant admins may set any rpm and a
+	// max_in_flight up to the cluster default; only cluster admins may raise
+	// a tenant's max_in_flight above it (PermissionDenied otherwise), since
+	// the default is what keeps one tenant from taking an edge from the
+	// others. rpm must be 0-100000000 and max_in_flight 0-1000000. The change
+	// reaches edges with the tenant's next snapshot.
+	SetTenantLimits(context.Context, *connect.Request[v1.SetTenantLimitsRequest]) (*connect.Response[v1.SetTenantLimitsResponse], error)
 }
 
 // NewTenantServiceClient constructs a client for the weir.admin.v1.TenantService service. By
@@ -128,17 +140,24 @@ func NewTenantServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(tenantServiceMethods.ByName("SetDataRules")),
 			connect.WithClientOptions(opts...),
 		),
+		setTenantLimits: connect.NewClient[v1.SetTenantLimitsRequest, v1.SetTenantLimitsResponse](
+			httpClient,
+			baseURL+TenantServiceSetTenantLimitsProcedure,
+			connect.WithSchema(tenantServiceMethods.ByName("SetTenantLimits")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // tenantServiceClient implements TenantServiceClient.
 type tenantServiceClient struct {
-	createTenant *connect.Client[v1.CreateTenantRequest, v1.CreateTenantResponse]
-	listTenants  *connect.Client[v1.ListTenantsRequest, v1.ListTenantsResponse]
-	getTenant    *connect.Client[v1.GetTenantRequest, v1.GetTenantResponse]
-	updateTenant *connect.Client[v1.UpdateTenantRequest, v1.UpdateTenantResponse]
-	getDataRules *connect.Client[v1.GetDataRulesRequest, v1.GetDataRulesResponse]
-	setDataRules *connect.Client[v1.SetDataRulesRequest, v1.SetDataRulesResponse]
+	createTenant    *connect.Client[v1.CreateTenantRequest, v1.CreateTenantResponse]
+	listTenants     *connect.Client[v1.ListTenantsRequest, v1.ListTenantsResponse]
+	getTenant       *connect.Client[v1.GetTenantRequest, v1.GetTenantResponse]
+	updateTenant    *connect.Client[v1.UpdateTenantRequest, v1.UpdateTenantResponse]
+	getDataRules    *connect.Client[v1.GetDataRulesRequest, v1.GetDataRulesResponse]
+	setDataRules    *connect.Client[v1.SetDataRulesRequest, v1.SetDataRulesResponse]
+	setTenantLimits *connect.Client[v1.SetTenantLimitsRequest, v1.SetTenantLimitsResponse]
 }
 
 // CreateTenant calls weir.admin.v1.TenantService.CreateTenant.
@@ -171,6 +190,11 @@ func (c *tenantServiceClient) SetDataRules(ctx context.Context, req *connect.Req
 	return c.setDataRules.CallUnary(ctx, req)
 }
 
+// SetTenantLimits calls weir.admin.v1.TenantService.SetTenantLimits.
+func (c *tenantServiceClient) SetTenantLimits(ctx context.Context, req *connect.Request[v1.SetTenantLimitsRequest]) (*connect.Response[v1.SetTenantLimitsResponse], error) {
+	return c.setTenantLimits.CallUnary(ctx, req)
+}
+
 // TenantServiceHandler is an implementation of the weir.admin.v1.TenantService service.
 type TenantServiceHandler interface {
 	// CreateTenant creates an enabled tenant with no data rules. Cluster admins
@@ -195,6 +219,15 @@ type TenantServiceHandler interface {
 	// values are 1-64 characters. The change reaches edges with the tenant's
 	// next snapshot.
 	SetDataRules(context.Context, *connect.Request[v1.SetDataRulesRequest]) (*connect.Response[v1.SetDataRulesResponse], error)
+	// SetTenantLimits replaces the tenant's caller limits (ROUTING.md R-CAP-2)
+	// as a whole; 0 means no limit of the tenant's own (for max_in_flight: the
+	// cluster default applies). Tenant admins may set any rpm and a
+	// max_in_flight up to the cluster default; only cluster admins may raise
+	// a tenant's max_in_flight above it (PermissionDenied otherwise), since
+	// the default is what keeps one tenant from taking an edge from the
+	// others. rpm must be 0-100000000 and max_in_flight 0-1000000. The change
+	// reaches edges with the tenant's next snapshot.
+	SetTenantLimits(context.Context, *connect.Request[v1.SetTenantLimitsRequest]) (*connect.Response[v1.SetTenantLimitsResponse], error)
 }
 
 // NewTenantServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -243,6 +276,12 @@ func NewTenantServiceHandler(svc TenantServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(tenantServiceMethods.ByName("SetDataRules")),
 		connect.WithHandlerOptions(opts...),
 	)
+	tenantServiceSetTenantLimitsHandler := connect.NewUnaryHandler(
+		TenantServiceSetTenantLimitsProcedure,
+		svc.SetTenantLimits,
+		connect.WithSchema(tenantServiceMethods.ByName("SetTenantLimits")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/weir.admin.v1.TenantService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TenantServiceCreateTenantProcedure:
@@ -257,6 +296,8 @@ func NewTenantServiceHandler(svc TenantServiceHandler, opts ...connect.HandlerOp
 			tenantServiceGetDataRulesHandler.ServeHTTP(w, r)
 		case TenantServiceSetDataRulesProcedure:
 			tenantServiceSetDataRulesHandler.ServeHTTP(w, r)
+		case TenantServiceSetTenantLimitsProcedure:
+			tenantServiceSetTenantLimitsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -288,4 +329,8 @@ func (UnimplementedTenantServiceHandler) GetDataRules(context.Context, *connect.
 
 func (UnimplementedTenantServiceHandler) SetDataRules(context.Context, *connect.Request[v1.SetDataRulesRequest]) (*connect.Response[v1.SetDataRulesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weir.admin.v1.TenantService.SetDataRules is not implemented"))
+}
+
+func (UnimplementedTenantServiceHandler) SetTenantLimits(context.Context, *connect.Request[v1.SetTenantLimitsRequest]) (*connect.Response[v1.SetTenantLimitsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weir.admin.v1.TenantService.SetTenantLimits is not implemented"))
 }
