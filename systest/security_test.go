@@ -63,6 +63,7 @@ func TestSecurity(t *testing.T) {
 	t.Run("admin API/200 MB unauthenticated bodies not read", e.testCPHugeBodies)
 	t.Run("admin API/gzip bomb", e.testCPGzipBomb)
 	t.Run("R-SEC-5/case-variant and duplicate model", e.testOneReadingRSEC5)
+	t.Run("R-SEC-6/provider error echoing the key is redacted", e.testRedactionRSEC6)
 	t.Run("R-SEC-2/record aimed at the edge's admin port", e.testAdminPortRSEC2)
 	t.Run("slow streams/tenant B latency while tenant A holds 50 streams", e.testSlowStreamsLatency)
 	t.Run("admin API/trickled body cut by the read deadline", func(t *testing.T) { e.checkCPTrickle(t, trickle) })
@@ -83,10 +84,11 @@ const (
 
 // Names the security test gives the system.
 const (
-	secRecord   = "sec-up"   // tenant sec's record on secUpstream: models cheap, pricey, slow
-	tenantB     = "sec-b"    // the other tenant of the slow-streams subtest
-	recordB     = "b-up"     // its record, on the first fake provider
-	tenantAdmin = "sec-tadm" // an admin holding only ROLE_TENANT_ADMIN on sec
+	secRecord   = "sec-up"                  // tenant sec's record on secUpstream: models cheap, pricey, slow, leaky
+	providerKey = "sk-systest-provider-key" // the value of secret sys-provider-key (startSystem's seed)
+	tenantB     = "sec-b"                   // the other tenant of the slow-streams subtest
+	recordB     = "b-up"                    // its record, on the first fake provider
+	tenantAdmin = "sec-tadm"                // an admin holding only ROLE_TENANT_ADMIN on sec
 	probeModel  = "admin-probe"
 )
 
@@ -132,13 +134,13 @@ func newSecEnv(t *testing.T, s *system) *secEnv {
 	upURL := "http://" + s.spare[0] + "/v1"
 	limits := []string{"--rpm", "100000", "--input-tpm", "100000000", "--output-tpm", "100000000"}
 	s.mustWeir(ctx, nil, append([]string{"provider", "create", secRecord, "--preset", "openai", "--base-url", upURL,
-		"--models", "cheap,pricey,slow", "--key-secret", "sys-provider-key",
-		"--price", "cheap=0.1,0.1,0.1", "--price", "pricey=100,100,100", "--price", "slow=0.1,0.1,0.1"}, limits...)...)
+		"--models", "cheap,pricey,slow,leaky", "--key-secret", "sys-provider-key",
+		"--price", "cheap=0.1,0.1,0.1", "--price", "pricey=100,100,100", "--price", "slow=0.1,0.1,0.1", "--price", "leaky=0.1,0.1,0.1"}, limits...)...)
 	e.cheapKey = strings.TrimSpace(s.mustWeir(ctx, nil, "key", "create", "cheap-only", "--allow-model", "cheap"))
 
 	// Tenant B: its own secret, a record on the first fake provider, a key.
 	s.mustWeir(ctx, nil, "tenant", "create", tenantB)
-	s.mustWeir(ctx, strings.NewReader("sk-systest-provider-key"), "secret", "set", "b-provider-key", "--host", "127.0.0.1", "--tenant", tenantB)
+	s.mustWeir(ctx, strings.NewReader(providerKey), "secret", "set", "b-provider-key", "--host", "127.0.0.1", "--tenant", tenantB)
 	s.mustWeir(ctx, nil, append([]string{"provider", "create", recordB, "--preset", "openai",
 		"--base-url", fmt.Sprintf("http://127.0.0.1:%d/v1", s.fakeP[0]), "--models", poolModel, "--key-secret", "b-provider-key",
 		"--price", poolModel + "=0.15,0.6,0.075", "--tenant", tenantB}, limits...)...)
@@ -865,6 +867,39 @@ func (e *secEnv) testOneReadingRSEC5(t *testing.T) {
 	t.Logf("upstream received %d requests in all: %d for cheap (the one allowed call), %d for pricey", e.up.total()-before, e.up.count("cheap"), e.up.count("pricey"))
 }
 
+// R-SEC-6: a provider's 4xx answer is passed on as is (R-FAIL-8), but the
+// member's key never reaches the caller: the fake upstream answers model
+// leaky with a 400 whose body and a header echo the Authorization header it
+// received.
+func (e *secEnv) testRedactionRSEC6(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodPost, e.s.edgeU[0]+"/v1/chat/completions",
+		strings.NewReader(`{"model":"leaky","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+e.s.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var headers bytes.Buffer
+	_ = resp.Header.Write(&headers)
+	t.Logf("upstream 400 echoing its Authorization header → caller got %d, body %s, X-Upstream-Echo %q; upstream saw the key %d times",
+		resp.StatusCode, bytes.TrimSpace(body), resp.Header.Get("X-Upstream-Echo"), e.up.keySeen.Load())
+	if e.up.keySeen.Load() == 0 {
+		t.Fatalf("the upstream never received the provider key: the test proves nothing")
+	}
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("status %d, want the provider's 400 passed on", resp.StatusCode)
+	}
+	if bytes.Contains(body, []byte(providerKey)) || bytes.Contains(headers.Bytes(), []byte(providerKey)) {
+		t.Errorf("the provider key reached the caller: headers %s body %s", headers.Bytes(), body)
+	}
+	if !bytes.Contains(body, []byte("[redacted]")) {
+		t.Errorf("body %s, want the key replaced by [redacted]", body)
+	}
+}
+
 // post sends a chat completion body with key to edge i and returns the
 // status, x-weir-error and body.
 func (e *secEnv) post(i int, key, body string) (int, string, []byte) {
@@ -1269,8 +1304,9 @@ func (h *slowStreams) stop() {
 // calls it receives per model; streaming calls get a chunk every `every`
 // until the caller goes away (or after 10 minutes).
 type secUpstream struct {
-	every time.Duration
-	open  atomic.Int64 // streams being answered
+	every   time.Duration
+	open    atomic.Int64 // streams being answered
+	keySeen atomic.Int64 // requests that carried providerKey
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -1315,8 +1351,21 @@ func (u *secUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	u.counts[in.Model]++
 	u.mu.Unlock()
+	if strings.Contains(r.Header.Get("Authorization"), providerKey) {
+		u.keySeen.Add(1)
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	if in.Model == "leaky" {
+		// A provider that echoes what it was sent (R-SEC-6).
+		auth := r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Upstream-Echo", auth)
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`,
+			strings.TrimPrefix(auth, "Bearer "))
 		return
 	}
 	id := "chatcmpl-sec" + strconv.FormatInt(time.Now().UnixNano(), 36)
