@@ -872,6 +872,7 @@ func (e *secEnv) testOneReadingRSEC5(t *testing.T) {
 // leaky with a 400 whose body and a header echo the Authorization header it
 // received.
 func (e *secEnv) testRedactionRSEC6(t *testing.T) {
+	seen := e.up.keySeen.Load()
 	req, _ := http.NewRequest(http.MethodPost, e.s.edgeU[0]+"/v1/chat/completions",
 		strings.NewReader(`{"model":"leaky","messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer "+e.s.key)
@@ -885,8 +886,8 @@ func (e *secEnv) testRedactionRSEC6(t *testing.T) {
 	var headers bytes.Buffer
 	_ = resp.Header.Write(&headers)
 	t.Logf("upstream 400 echoing its Authorization header → caller got %d, body %s, X-Upstream-Echo %q; upstream saw the key %d times",
-		resp.StatusCode, bytes.TrimSpace(body), resp.Header.Get("X-Upstream-Echo"), e.up.keySeen.Load())
-	if e.up.keySeen.Load() == 0 {
+		resp.StatusCode, bytes.TrimSpace(body), resp.Header.Get("X-Upstream-Echo"), e.up.keySeen.Load()-seen)
+	if e.up.keySeen.Load() == seen {
 		t.Fatalf("the upstream never received the provider key: the test proves nothing")
 	}
 	if resp.StatusCode != http.StatusBadRequest {
