@@ -6,6 +6,7 @@ go 1.26.0
 replace (
 	weir.dev/db v0.0.0-00010101000000-000000000000 => ../db
 	weir.dev/migrations v0.0.0-00010101000000-000000000000 => ../migrations
+	weir.dev/proto v0.0.0-00010101000000-000000000000 => ../proto
 )
 
 require (
@@ -14,10 +15,13 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
+	google.golang.org/protobuf v1.36.12
 	weir.dev/db v0.0.0-00010101000000-000000000000
+	weir.dev/proto v0.0.0-00010101000000-000000000000
 )
 
 require (
+	connectrpc.com/connect v1.21.1 // indirect
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
