@@ -213,6 +213,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	var budgets gateway.Budgets
 	var affinity gateway.Affinity
 	var edge *distrib.Edge
+	var liveEdges func() int // nil: standalone, whole caller limits (R-HEAD-7)
 	if cfg.NATSURL != "" {
 		setLoopback(netguard.TenantLoopback{}) // none until a cluster snapshot says
 		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, cfg.NATSAuth, log)
@@ -226,6 +227,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 			return err
 		}
 		sink, budgets, affinity = edge.Usage(), edge.Budgets(), edge.Affinity()
+		liveEdges = edge.LiveEdges
 	}
 	switch cfg.UsageLog {
 	case "":
@@ -246,6 +248,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
 		},
 		Signer: signer, SignErrorKind: upauth.Kind, Transport: transport, Sink: sink, Metrics: metrics, Log: log,
+		LiveEdges: liveEdges,
 	})
 	if err != nil {
 		return err

@@ -52,6 +52,7 @@ func build(ts *configv1.TenantSnapshot, cs *configv1.ClusterSnapshot) (*routing.
 		}
 	}
 	c := &compiler{ps: &ps, tenantID: tenantID}
+	limits := c.tenantLimits(tn.GetLimits(), cs)
 	rules := c.dataRules(ts.GetDataRules())
 	records := c.records(ts.GetRecords(), cs)
 	keys := c.keys(ts.GetApiKeys(), tn.GetDisabled())
@@ -61,6 +62,7 @@ func build(ts *configv1.TenantSnapshot, cs *configv1.ClusterSnapshot) (*routing.
 	}
 	t := routing.NewTable(tenantID, tn.GetName(), rules, records, keys)
 	t.Budgets = budgets
+	t.Limits = limits
 	t.Version = ts.GetVersion()
 	return t, keys, nil
 }
@@ -135,10 +137,47 @@ func (c *compiler) keys(in []*configv1.ApiKey, tenantDisabled bool) []routing.Ke
 			AllowedRecords: stringSet(k.GetAllowedRecords()),
 			Regions:        c.regionPatterns(where, "regions", k.GetRegions()),
 			Revoked:        k.GetRevoked() || tenantDisabled,
+			Limits:         c.callerLimits(where, k.GetLimits()),
 		}})
 	}
 	return out
 }
+
+// tenantLimits compiles the tenant's caller limits (R-CAP-2). A
+// max_in_flight of 0 takes the cluster snapshot's
+// default_tenant_max_in_flight, or routing.DefaultTenantMaxInFlight when
+// that is 0 or there is no cluster snapshot, so every compiled tenant has
+// one. A cluster default out of range is reported as a problem of every
+// tenant compiled with it.
+func (c *compiler) tenantLimits(in *configv1.CallerLimits, cs *configv1.ClusterSnapshot) routing.CallerLimits {
+	out := c.callerLimits("tenant", in)
+	def := cs.GetDefaultTenantMaxInFlight()
+	if !inRange(def, routing.MaxCallerInFlight) {
+		c.ps.add("cluster", "default_tenant_max_in_flight", "must be 0-%d, got %d", routing.MaxCallerInFlight, def)
+	}
+	if out.MaxInFlight == 0 {
+		out.MaxInFlight = def
+	}
+	if out.MaxInFlight <= 0 {
+		out.MaxInFlight = routing.DefaultTenantMaxInFlight
+	}
+	return out
+}
+
+// callerLimits checks and copies the caller limits of a tenant or a key;
+// nil means none.
+func (c *compiler) callerLimits(where string, in *configv1.CallerLimits) routing.CallerLimits {
+	rpm, mif := in.GetRpm(), in.GetMaxInFlight()
+	if !inRange(rpm, routing.MaxCallerRPM) {
+		c.ps.add(where, "limits.rpm", "must be 0-%d, got %d", routing.MaxCallerRPM, rpm)
+	}
+	if !inRange(mif, routing.MaxCallerInFlight) {
+		c.ps.add(where, "limits.max_in_flight", "must be 0-%d, got %d", routing.MaxCallerInFlight, mif)
+	}
+	return routing.CallerLimits{RPM: rpm, MaxInFlight: mif}
+}
+
+func inRange(v, hi int64) bool { return v >= 0 && v <= hi }
 
 // budgets compiles the budgets that apply to the tenant's calls. A budget's
 // key_id is not checked against the keys: a budget of a deleted key simply

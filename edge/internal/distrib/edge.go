@@ -64,6 +64,8 @@ type Options struct {
 	// beforeEnsure, when set (tests), runs before the edge looks up or
 	// creates a bucket; a test delays or holds it to play a slow NATS.
 	beforeEnsure func(ctx context.Context, bucket string)
+	// liveWindow, when set (tests), replaces LiveEdgeWindow.
+	liveWindow time.Duration
 }
 
 // Validate reports every missing or malformed option.
@@ -104,6 +106,7 @@ type Edge struct {
 	leases *Leases
 	aff    *Affinity
 	views  *viewPublisher
+	live   *liveEdges
 	cmds   *commands
 	kvjs   jetstream.JetStream
 	cfgjs  jetstream.JetStream
@@ -191,6 +194,7 @@ func New(o Options) (*Edge, error) {
 	e.views = &viewPublisher{js: e.kvjs, nc: o.NATS, reg: o.Registry, states: o.States, edgeID: o.EdgeID, edgeToken: Token(o.EdgeID),
 		now: o.Now, log: o.Log, interval: o.ViewInterval, heartbeat: o.ViewHeartbeat,
 		open: func() bool { return e.viewsKV.Load() != nil }}
+	e.live = newLiveEdges(Token(o.EdgeID), o.liveWindow, o.Now, o.Log)
 	e.cmds = &commands{reg: o.Registry, states: o.States, log: o.Log, pub: o.ConfigPublicKey, now: o.Now}
 	return e, nil
 }
@@ -204,14 +208,19 @@ func (e *Edge) Budgets() *Leases { return e.leases }
 // Affinity is the edge's shared job affinity.
 func (e *Edge) Affinity() *Affinity { return e.aff }
 
+// LiveEdges is the number of live edges of the cluster, this one included
+// (at least 1), as WEIR_VIEWS shows them (R-HEAD-7): the gateway's
+// Config.LiveEdges. It is one atomic load.
+func (e *Edge) LiveEdges() int { return e.live.Count() }
+
 // Synced is closed once the edge has every bucket it uses (WEIR_CONFIG,
 // WEIR_VIEWS, WEIR_AFFINITY) and has applied the whole config bucket as
 // NATS delivered it the first time.
 func (e *Edge) Synced() <-chan struct{} { return e.synced }
 
 // Start runs the link to NATS — buckets, then the config watch — and views,
-// affinity writes, the usage sender, lease upkeep and operator commands
-// until Close. It returns at once, also while NATS is away.
+// the live-edge count, affinity writes, the usage sender, lease upkeep and
+// operator commands until Close. It returns at once, also while NATS is away.
 //
 // What "ready" (gateway.Registry.Ready, GET /readyz) means for an edge: it
 // holds a config to route with. That is either its disk cache, installed by
@@ -230,7 +239,8 @@ func (e *Edge) Start(ctx context.Context) error {
 	}
 	ctx, e.cancel = context.WithCancel(ctx)
 	e.usage.start(ctx)
-	restart := make(chan struct{}, 1)
+	// Each watch is rebuilt when NATS reconnects.
+	restart, viewsRestart := make(chan struct{}, 1), make(chan struct{}, 1)
 	status := e.o.NATS.StatusChanged(nats.CONNECTED)
 	e.goRun(func() {
 		for {
@@ -239,9 +249,11 @@ func (e *Edge) Start(ctx context.Context) error {
 				e.o.NATS.RemoveStatusListener(status)
 				return
 			case <-status:
-				select {
-				case restart <- struct{}{}:
-				default:
+				for _, ch := range []chan struct{}{restart, viewsRestart} {
+					select {
+					case ch <- struct{}{}:
+					default:
+					}
 				}
 			}
 		}
@@ -250,6 +262,14 @@ func (e *Edge) Start(ctx context.Context) error {
 		watchConfig(ctx, e.openBuckets, e.config, restart, func() { e.once.Do(func() { close(e.synced) }) })
 	})
 	e.goRun(func() { e.views.run(ctx) })
+	e.goRun(func() {
+		e.live.run(ctx, func() jetstream.KeyValue {
+			if p := e.viewsKV.Load(); p != nil {
+				return *p
+			}
+			return nil
+		}, viewsRestart)
+	})
 	e.goRun(func() { e.aff.run(ctx) })
 	e.goRun(func() { e.leases.run(ctx) })
 	return nil

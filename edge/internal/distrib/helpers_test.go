@@ -255,7 +255,7 @@ func newTestEdge(t *testing.T, natsURL, id, stateDir string, mutate ...func(*Opt
 		EdgeID: id, Registry: te.reg, States: te.states,
 		Adapters: map[routing.WireFormat]wire.Adapter{routing.WireOpenAI: openai.Adapter{}},
 		Signer:   te.signer, SignErrorKind: upauth.Kind, Transport: transport,
-		Sink: e.Usage(), Budgets: e.Budgets(), Affinity: e.Affinity(),
+		Sink: e.Usage(), Budgets: e.Budgets(), Affinity: e.Affinity(), LiveEdges: e.LiveEdges,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/edge/internal/callerlimit"
 	"weir.dev/edge/internal/netguard"
 	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
@@ -90,6 +91,16 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 		c.fail(invalidKey())
 		return
 	}
+	// R-CAP-2: caller limits, before the body is read. The slot is held
+	// until serveCall returns: the answer has ended (a stream's last event
+	// included) or was cut; a panic releases it too (deferred).
+	slot, refused := g.limits.Acquire(c.table, c.key)
+	if refused != nil {
+		g.cfg.Metrics.CallerLimited.WithLabelValues(c.table.TenantName, refused.Limit.String()).Inc() // R-CAP-3
+		c.fail(limitError(refused))
+		return
+	}
+	defer slot.Release()
 	in, e := readInbound(r, c.out.rc, ep, g.body)
 	if e != nil {
 		c.fail(e)
@@ -289,6 +300,24 @@ func (c *callRun) attempts(ctx context.Context, lastMember string, lastCached in
 			_ = resp.Body.Close()
 		}
 	}
+}
+
+// limitError is the answer to a call refused by a caller limit (R-CAP-2):
+// 429 weir_tenant_limit or weir_key_limit, Retry-After when a call would
+// fit (whole seconds, at least 1), x-should-retry: true.
+func limitError(r *callerlimit.Refusal) *routing.Error {
+	code, whose := routing.CodeKeyLimit, "the API key's"
+	if r.Limit.Tenant() {
+		code, whose = routing.CodeTenantLimit, "the tenant's"
+	}
+	what := "rpm"
+	if r.Limit == callerlimit.TenantMaxInFlight || r.Limit == callerlimit.KeyMaxInFlight {
+		what = "max_in_flight"
+	}
+	retry := true
+	return &routing.Error{Status: http.StatusTooManyRequests, Code: code, RetryAfter: r.RetryAfter, ShouldRetry: &retry,
+		Message: whose + " " + what + " limit is reached (this gateway's share of it is " + strconv.FormatInt(r.Share, 10) +
+			"); retry after " + strconv.FormatInt(routing.RetryAfterSeconds(r.RetryAfter), 10) + " s"}
 }
 
 // upstreamBody returns the exact bytes an upstream request will send, for

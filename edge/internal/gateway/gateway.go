@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"weir.dev/edge/internal/callerlimit"
 	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/usage"
 	"weir.dev/edge/internal/wire"
@@ -66,13 +67,19 @@ type Config struct {
 	// still without upstream headers (R-FAIL-12); default
 	// routing.KeepAliveInterval. Tests shorten it.
 	KeepAlive time.Duration
+	// LiveEdges counts the live edges of the cluster (at least 1), so that
+	// this edge enforces its share of each caller limit (R-CAP-2,
+	// R-HEAD-7). It is called on every call and must be cheap (an atomic
+	// load). Nil means 1: a standalone edge enforces whole limits.
+	LiveEdges func() int
 }
 
 // Gateway is the edge's HTTP handler for callers.
 type Gateway struct {
-	cfg  Config
-	mux  *http.ServeMux
-	body *bodyReader
+	cfg    Config
+	mux    *http.ServeMux
+	body   *bodyReader
+	limits *callerlimit.Limiter
 }
 
 // New returns a gateway; cfg.Registry, cfg.Adapters and cfg.Transport are
@@ -117,7 +124,8 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	g := &Gateway{cfg: cfg, mux: http.NewServeMux(), body: newBodyReader(cfg.MaxBodyBytes, cfg.BodyTimeout)}
+	g := &Gateway{cfg: cfg, mux: http.NewServeMux(), body: newBodyReader(cfg.MaxBodyBytes, cfg.BodyTimeout),
+		limits: callerlimit.New(cfg.LiveEdges, cfg.Now)}
 	g.mux.HandleFunc("POST /v1/chat/completions", g.endpoint(routing.EndpointChatCompletions))
 	g.mux.HandleFunc("POST /v1/embeddings", g.endpoint(routing.EndpointEmbeddings))
 	g.mux.HandleFunc("POST /v1/responses", g.endpoint(routing.EndpointResponses))
@@ -134,6 +142,9 @@ func (g *Gateway) Metrics() *Metrics { return g.cfg.Metrics }
 
 // States is the edge's member state (for views and operator resets).
 func (g *Gateway) States() *routing.States { return g.cfg.States }
+
+// CallerLimits is the edge's caller-limit state (R-CAP-2).
+func (g *Gateway) CallerLimits() *callerlimit.Limiter { return g.limits }
 
 // ServeHTTP implements http.Handler.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }

@@ -110,6 +110,10 @@ type harnessOpts struct {
 	log *slog.Logger
 	// cfg changes the gateway's config last.
 	cfg func(*gateway.Config)
+	// tenant changes the tenant snapshot before it is compiled.
+	tenant func(*configv1.TenantSnapshot)
+	// cluster is the cluster snapshot the tenant is compiled with.
+	cluster *configv1.ClusterSnapshot
 }
 
 // newHarnessOpts is newHarness set up by opts.
@@ -173,7 +177,10 @@ func newHarnessOpts(t *testing.T, opts harnessOpts, specs ...recordSpec) *harnes
 			secrets.Secret{Name: "key", TenantID: "tenant-1", Hosts: []string{host}, Value: []byte(providerKey)},
 			secrets.Secret{Name: "aws", TenantID: "tenant-1", Hosts: []string{host}, Value: []byte(awsID + ":" + awsSecret)})
 	}
-	table, err := compile.Compile(snap, nil)
+	if opts.tenant != nil {
+		opts.tenant(snap)
+	}
+	table, err := compile.Compile(snap, opts.cluster)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

@@ -22,6 +22,9 @@ type Metrics struct {
 	// such call was answered 500 weir_internal (or its stream ended with an
 	// error event) and logged at error level with its call id and stack.
 	Panics prometheus.Counter
+	// CallerLimited counts calls refused by caller limits (R-CAP-3), by
+	// tenant name and limit (callerlimit.Limit's String).
+	CallerLimited *prometheus.CounterVec
 }
 
 // NewMetrics registers the edge's metrics on a fresh registry.
@@ -49,8 +52,12 @@ func NewMetrics() *Metrics {
 		Panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_panics_total", Help: "Panics recovered while serving a request (answered 500 weir_internal, or the stream ended with an error event).",
 		}),
+		CallerLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_caller_limited_total",
+			Help: "Calls refused 429 by a caller limit (ROUTING R-CAP-2), by tenant name and limit: tenant_rpm, tenant_max_in_flight, key_rpm or key_max_in_flight.",
+		}, []string{"tenant", "limit"}),
 	}
-	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead, m.RecordsLost, m.Panics,
+	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead, m.RecordsLost, m.Panics, m.CallerLimited,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

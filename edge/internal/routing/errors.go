@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Codes of the gateway's own answers (ROUTING.md §1, §2, §6, §8).
+// Codes of the gateway's own answers (ROUTING.md §1, §2, §6, §8, §8a).
 const (
 	CodeInvalidRequest      = "invalid_request"
 	CodeInvalidAPIKey       = "invalid_api_key"
@@ -24,6 +24,10 @@ const (
 	CodeUpstreamTimeout     = "weir_upstream_timeout"
 	CodeBudgetExceeded      = "weir_budget_exceeded"
 	CodeInsufficientQuota   = "insufficient_quota"
+	// CodeTenantLimit and CodeKeyLimit refuse a call over the tenant's or
+	// the key's caller limits (R-CAP-2), with status 429.
+	CodeTenantLimit = "weir_tenant_limit"
+	CodeKeyLimit    = "weir_key_limit"
 )
 
 // Error is an answer the gateway writes itself, in the caller's format, with

@@ -18,6 +18,9 @@ type Table struct {
 	members    map[string]*Member
 	// Budgets apply to calls of this tenant (R-COST-1).
 	Budgets []BudgetRef
+	// Limits are the tenant's caller limits (R-CAP-2), defaults applied:
+	// MaxInFlight is never 0 in a compiled table.
+	Limits CallerLimits
 	// Version is the snapshot version the table was compiled from.
 	Version uint64
 }

@@ -215,7 +215,29 @@ type Key struct {
 	AllowedRecords map[string]bool
 	Regions        []string
 	Revoked        bool
+	// Limits are the key's own caller limits (R-CAP-2), enforced on top of
+	// its tenant's; zero fields mean none.
+	Limits CallerLimits
 }
+
+// CallerLimits are the caller limits of a tenant or an API key (R-CAP-2).
+// They are cluster-wide: each edge enforces its share of them (R-HEAD-7,
+// see the callerlimit package). A zero field means no limit.
+type CallerLimits struct {
+	// RPM is how many calls may start per minute.
+	RPM int64
+	// MaxInFlight is how many calls may be in flight at once.
+	MaxInFlight int64
+}
+
+// Ranges and the default of caller limits (R-CAP-2). A tenant whose own
+// max_in_flight is 0 gets the cluster's default, or DefaultTenantMaxInFlight
+// when the cluster sets none.
+const (
+	MaxCallerRPM             = 100_000_000
+	MaxCallerInFlight        = 1_000_000
+	DefaultTenantMaxInFlight = 512
+)
 
 // DataRules are the tenant's hard limits (R-ELIG-2).
 type DataRules struct {

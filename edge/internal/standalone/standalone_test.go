@@ -142,3 +142,36 @@ func TestTenantLoopbackRSEC2(t *testing.T) {
 		t.Errorf("port 70000: %v, want refused", err)
 	}
 }
+
+// R-CAP-2: a standalone file's tenants get the same caller-limit defaults
+// as from a control plane: 512 in flight when neither the tenant nor the
+// file's cluster section sets one, the cluster default when it does.
+func TestStandaloneCallerLimitDefaultRCAP2(t *testing.T) {
+	t.Parallel()
+	const tenants = `"tenants":[{"tenant":{"id":"a","name":"a"}},{"tenant":{"id":"b","name":"b","limits":{"rpm":"60","maxInFlight":"4"}}}]`
+	noFile := func(string) ([]byte, error) { return nil, errors.New("no file") }
+	for _, tc := range []struct {
+		body    string
+		wantDef int64
+	}{
+		{`{` + tenants + `}`, 512},
+		{`{"cluster":{"defaultTenantMaxInFlight":"9"},` + tenants + `}`, 9},
+	} {
+		c, err := Parse([]byte(tc.body), env(nil), noFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range c.Tables {
+			want := tc.wantDef
+			if tb.TenantID == "b" {
+				want = 4
+				if tb.Limits.RPM != 60 {
+					t.Errorf("tenant b rpm %d, want 60", tb.Limits.RPM)
+				}
+			}
+			if tb.Limits.MaxInFlight != want {
+				t.Errorf("%s: tenant %s max_in_flight %d, want %d", tc.body, tb.TenantID, tb.Limits.MaxInFlight, want)
+			}
+		}
+	}
+}
