@@ -66,6 +66,7 @@ func TestSecurity(t *testing.T) {
 	t.Run("R-SEC-6/provider error echoing the key is redacted", e.testRedactionRSEC6)
 	t.Run("R-SEC-2/record aimed at the edge's admin port", e.testAdminPortRSEC2)
 	t.Run("slow streams/tenant B latency while tenant A holds 50 streams", e.testSlowStreamsLatency)
+	t.Run("R-CAP-2/tenant flood refused weir_tenant_limit, tenant B stays fast", e.testTenantFloodRCAP2)
 	t.Run("admin API/trickled body cut by the read deadline", func(t *testing.T) { e.checkCPTrickle(t, trickle) })
 }
 
@@ -1132,6 +1133,243 @@ func (e *secEnv) testSlowStreamsLatency(t *testing.T) {
 		}
 		t.Errorf("%d of tenant B's calls failed", len(rep.failed))
 	}
+}
+
+// floodLimit is tenant sec's max_in_flight in the flood test: with two live
+// edges each edge admits ceil(20/2) = 10 of its calls at once (R-HEAD-7).
+const (
+	floodLimit = 20
+	floodShare = 10
+	// floodCallers is how many callers of tenant sec hammer edge-1 at once:
+	// each opens a slow stream and, refused, tries again 50 ms later.
+	floodCallers = 300
+)
+
+// testTenantFloodRCAP2: tenant sec (max_in_flight 20 across the cluster)
+// floods edge-1 with 300 callers that each keep a slow stream open and
+// retry at once when refused. Edge-1 holds exactly its share (10) of
+// tenant sec's streams and refuses the rest 429 weir_tenant_limit with
+// Retry-After, x-should-retry and x-weir-attempts 0 (R-CAP-2), records
+// them as refused calls and counts them (R-CAP-3); the upstream never sees
+// them; tenant B's calls on the same edge all succeed, and their p50 is
+// logged with and without the flood.
+func (e *secEnv) testTenantFloodRCAP2(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	e.s.mustWeir(ctx, nil, "tenant", "limits", "set", "--max-in-flight", strconv.Itoa(floodLimit))
+	defer e.s.mustWeir(context.Background(), nil, "tenant", "limits", "set", "--max-in-flight", "0")
+	// Both edges take the new snapshot: a stream over the share is refused.
+	probe := func(i int) error {
+		h := holdSlowStreams(e.s.edgeU[i], tenantCall{e.s.key, "slow"}, floodLimit+1)
+		defer h.stop()
+		return waitFor(ctx, 20*time.Second, 20*time.Millisecond, func() error {
+			if h.failed.Load() == 0 {
+				return errors.New("no stream refused yet")
+			}
+			return nil
+		})
+	}
+	for i := range e.s.edges {
+		if err := waitFor(ctx, 60*time.Second, 200*time.Millisecond, func() error { return probe(i) }); err != nil {
+			t.Fatalf("edge-%d never applied max_in_flight %d: %v", i+1, floodLimit, err)
+		}
+	}
+	waitStreamsGone := func() {
+		if err := waitFor(ctx, 30*time.Second, 20*time.Millisecond, func() error {
+			if o := e.up.open.Load(); o > 0 {
+				return fmt.Errorf("the upstream still holds %d streams", o)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStreamsGone()
+	limited := e.callerLimited(t, 0, "tenant_max_in_flight")
+
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	b := tenantCall{e.keyB, poolModel}
+	baseline, failed := sampleLatency(ctx, c, e.s.edgeU[0], b, 40)
+	rssIdle := mustMem(t, e.s.edges[0].pid()).rss
+
+	f := startFlood(e.s.edgeU[0], tenantCall{e.s.key, "slow"}, floodCallers)
+	err := waitFor(ctx, 60*time.Second, 20*time.Millisecond, func() error {
+		if held, refused := f.held.Load(), f.refused.Load(); held < floodShare || refused < floodCallers {
+			return fmt.Errorf("%d streams held, %d refusals", held, refused)
+		}
+		return nil
+	})
+	if err != nil {
+		f.stop()
+		t.Fatalf("flood: %v (first unexpected answer: %v)", err, f.firstErr())
+	}
+	during, failedDuring := sampleLatency(ctx, c, e.s.edgeU[0], b, 40)
+	heldMax, upMax := f.held.Load(), e.up.open.Load()
+	rssFlood := mustMem(t, e.s.edges[0].pid()).rss
+	f.stop()
+	waitStreamsGone()
+
+	t.Logf("tenant flood on edge-1 (%d callers, max_in_flight %d across 2 edges): held %d streams (upstream held %d), %d refusals 429 weir_tenant_limit, %d other answers; VmRSS %d → %d MB",
+		floodCallers, floodLimit, heldMax, upMax, f.refused.Load(), f.other.Load(), rssIdle>>20, rssFlood>>20)
+	t.Logf("tenant B on edge-1: p50 %v p90 %v without the flood, p50 %v p90 %v during it (%d + %d calls)",
+		percentile(baseline, 50).Round(100*time.Microsecond), percentile(baseline, 90).Round(100*time.Microsecond),
+		percentile(during, 50).Round(100*time.Microsecond), percentile(during, 90).Round(100*time.Microsecond), len(baseline), len(during))
+	if f.maxHeld.Load() != floodShare || upMax > floodShare {
+		t.Errorf("edge-1 held up to %d of tenant sec's streams (upstream %d), want exactly its share %d (R-HEAD-7)", f.maxHeld.Load(), upMax, floodShare)
+	}
+	if n := f.other.Load(); n > 0 {
+		t.Errorf("%d flood calls got an answer other than 200 or 429 weir_tenant_limit: %v", n, f.firstErr())
+	}
+	for _, r := range append(failed, failedDuring...) {
+		t.Errorf("tenant B's call failed: status %d, error %v, body %.200s", r.status, r.err, r.body)
+	}
+	// Tenant B stays fast: generous against a loaded 2-core machine, far
+	// below what waiting behind the flood's streams (a second a chunk) costs.
+	if p50 := percentile(during, 50); p50 > max(10*percentile(baseline, 50), 250*time.Millisecond) {
+		t.Errorf("tenant B's p50 during the flood is %v (without: %v)", p50, percentile(baseline, 50))
+	}
+	// R-CAP-3: counted at the edge and recorded as refused calls.
+	if got := e.callerLimited(t, 0, "tenant_max_in_flight") - limited; got < floodCallers {
+		t.Errorf("weir_caller_limited_total{limit=tenant_max_in_flight} grew by %v on edge-1, want at least %d", got, floodCallers)
+	}
+	err = waitFor(ctx, 60*time.Second, 200*time.Millisecond, func() error {
+		var n, attempts int64
+		err := e.s.query(ctx, func(c *pgx.Conn) error {
+			return c.QueryRow(ctx, `SELECT count(*), (SELECT count(*) FROM call_attempts a JOIN calls c2 ON c2.call_id = a.call_id
+				 WHERE c2.tenant_id = $1 AND c2.error_code = 'weir_tenant_limit')
+				FROM calls WHERE tenant_id = $1 AND error_code = 'weir_tenant_limit' AND outcome = 'refused' AND status = 429`, e.tenantID).Scan(&n, &attempts)
+		})
+		if err != nil {
+			return err
+		}
+		if attempts != 0 {
+			return fmt.Errorf("refused calls have %d attempts", attempts)
+		}
+		if n < floodCallers {
+			return fmt.Errorf("%d refused calls recorded, want at least %d", n, floodCallers)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("R-CAP-3: %v", err)
+	}
+}
+
+// callerLimited reads weir_caller_limited_total{tenant=<the system's
+// tenant>,limit=limit} from edge i's metrics (0 before the first refusal).
+func (e *secEnv) callerLimited(t *testing.T, i int, limit string) float64 {
+	t.Helper()
+	resp, err := e.client.Get("http://" + e.edgeAdmin[i] + "/metrics")
+	if err != nil {
+		t.Fatalf("edge-%d metrics: %v", i+1, err)
+	}
+	defer resp.Body.Close()
+	want := fmt.Sprintf(`weir_caller_limited_total{limit=%q,tenant=%q} `, limit, e.s.tenant)
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), want); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", sc.Text(), err)
+			}
+			return f
+		}
+	}
+	return 0
+}
+
+// flood is floodCallers callers of one tenant, each holding a slow stream
+// open or, refused, asking again 50 ms later, until stop.
+type flood struct {
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	held    atomic.Int64 // streams answered 200 and open now
+	maxHeld atomic.Int64 // the most held at once
+	refused atomic.Int64 // 429 weir_tenant_limit answers with R-CAP-2's headers
+	other   atomic.Int64 // anything else (counted once per caller)
+
+	mu    sync.Mutex
+	first error
+}
+
+func startFlood(base string, tc tenantCall, n int) *flood {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &flood{cancel: cancel}
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"flood"}],"max_tokens":1000,"stream":true}`, tc.model)
+	for range n {
+		f.wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := f.call(ctx, c, base, tc.key, body); err != nil && ctx.Err() == nil {
+					f.other.Add(1)
+					f.note(err)
+					return
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		})
+	}
+	return f
+}
+
+// call makes one streaming call: held until ctx ends when answered, or
+// checked as R-CAP-2's refusal.
+func (f *flood) call(ctx context.Context, c *http.Client, base, key, body string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+		n := f.held.Add(1)
+		for m := f.maxHeld.Load(); n > m && !f.maxHeld.CompareAndSwap(m, n); m = f.maxHeld.Load() {
+		}
+		defer f.held.Add(-1)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if ctx.Err() == nil {
+			return errors.New("a held stream ended before the flood did")
+		}
+		return nil
+	case http.StatusTooManyRequests:
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if resp.Header.Get("X-Weir-Error") != "weir_tenant_limit" || ra < 1 ||
+			resp.Header.Get("X-Should-Retry") != "true" || resp.Header.Get("X-Weir-Attempts") != "0" ||
+			!bytes.Contains(b, []byte(`"weir_tenant_limit"`)) {
+			return fmt.Errorf("429 without R-CAP-2's shape: headers %v, body %.300s", resp.Header, b)
+		}
+		f.refused.Add(1)
+		return nil
+	default:
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("status %d: %.300s", resp.StatusCode, b)
+	}
+}
+
+func (f *flood) note(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.first == nil {
+		f.first = err
+	}
+}
+
+func (f *flood) firstErr() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.first
+}
+
+func (f *flood) stop() {
+	f.cancel()
+	f.wg.Wait()
 }
 
 // tenantCall is whose calls, of which model.
