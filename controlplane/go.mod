@@ -45,10 +45,10 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0
 	weir.dev/listen v0.0.0-00010101000000-000000000000
-	weir.dev/rules v0.0.0-00010101000000-000000000000
+	weir.dev/routing v0.0.0-00010101000000-000000000000
 )
 
-replace weir.dev/rules v0.0.0-00010101000000-000000000000 => ../rules
+replace weir.dev/routing v0.0.0-00010101000000-000000000000 => ../routing
 
 replace weir.dev/listen v0.0.0-00010101000000-000000000000 => ../listen
 

@@ -65,11 +65,11 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	weir.dev/rules v0.0.0-00010101000000-000000000000
+	weir.dev/routing v0.0.0-00010101000000-000000000000
 )
 
 replace weir.dev/proto => ../proto
 
-replace weir.dev/rules => ../rules
+replace weir.dev/routing => ../routing
 
 replace weir.dev/listen => ../listen

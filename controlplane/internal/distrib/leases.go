@@ -17,7 +17,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // Reply headers of a lease request that could not be served. The body is

@@ -17,7 +17,7 @@ import (
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/store"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 func TestGrantSize(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"unicode"
 
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
-// The basic format checks are weir.dev/rules, shared with the edge's
+// The basic format checks are weir.dev/routing/rules, shared with the edge's
 // snapshot compiler: the control plane must refuse everything the edge would
 // refuse, or an accepted change would stop a tenant's snapshot at the edges.
 

@@ -12,7 +12,7 @@
 //     reports every problem at once, each naming its request field: names,
 //     R-SEC-2 URLs, R-SEC-3 auth, R-COST-4 whole prices, models, model maps,
 //     weights, orders, regions, durations, limits, tags, secrets. It is the
-//     twin of the edge's snapshot compiler (edge/internal/compile), restated
+//     twin of the edge's snapshot compiler (weir.dev/routing/compile), restated
 //     here rather than imported, and at least as strict: the control plane
 //     must never accept what the edges would refuse.
 //   - resolve.go resolves member inheritance (Effective, ResolvedPrices):

@@ -5,7 +5,7 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // Limits on names and sizes (ROUTING.md, DESIGN §3, provider_types.proto).

@@ -6,7 +6,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"weir.dev/controlplane/internal/natsauth"
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // NatsAuth is how the control plane authenticates to NATS and secures the

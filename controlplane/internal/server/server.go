@@ -54,7 +54,7 @@ import (
 	"weir.dev/listen"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // Config is the control plane server's configuration.

@@ -93,7 +93,7 @@ func TestGolden(t *testing.T) {
 }
 
 // TestGoldenFilesHoldEdgeInvariants reads every golden file back and checks
-// what the edge compiler (edge/internal/compile) refuses snapshots for:
+// what the edge compiler (weir.dev/routing/compile) refuses snapshots for:
 // names, plain-or-pool, R-SEC-2 addresses, R-SEC-3 auth, whole prices
 // (R-COST-4), model references, weights, tiers, key hashes, sealed secrets.
 // The controlplane module cannot import the compiler, so the rules are

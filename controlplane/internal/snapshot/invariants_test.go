@@ -10,7 +10,7 @@ import (
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
-// The rules below restate what the edge compiler (edge/internal/compile,
+// The rules below restate what the edge compiler (weir.dev/routing/compile,
 // check.go, record.go, price.go, auth.go) refuses a snapshot for. They check
 // the builder's output in tests; the compiler remains the authority.
 

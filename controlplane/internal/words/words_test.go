@@ -32,7 +32,7 @@ func TestWords(t *testing.T) {
 		{telemetryv1.CallOutcome_CALL_OUTCOME_UNKNOWN, "unknown"},
 		{telemetryv1.CallOutcome_CALL_OUTCOME_REFUSED, "refused"},
 		{telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED, "cancelled"},
-		// The edge's kind names (edge/internal/routing/outcome.go).
+		// The edge's kind names (routing/outcome.go).
 		{telemetryv1.FailureKind_FAILURE_KIND_RATE_LIMITED, "rate_limited"},
 		{telemetryv1.FailureKind_FAILURE_KIND_QUOTA_SPENT, "quota_spent"},
 		{telemetryv1.FailureKind_FAILURE_KIND_KEY_REFUSED, "key_refused"},

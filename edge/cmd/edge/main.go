@@ -24,7 +24,6 @@ import (
 	"weir.dev/edge/internal/distrib"
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/standalone"
 	"weir.dev/edge/internal/upauth"
 	"weir.dev/edge/internal/usage"
@@ -33,7 +32,8 @@ import (
 	"weir.dev/edge/internal/wire/bedrock"
 	"weir.dev/edge/internal/wire/openai"
 	"weir.dev/listen"
-	"weir.dev/rules"
+	"weir.dev/routing"
+	"weir.dev/routing/rules"
 )
 
 func main() {
@@ -198,7 +198,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	// config; NATS's ports never. Pooled connections made under the old
 	// setting are dropped.
 	never := rules.NATSPorts(cfg.NATSURL)
-	setLoopback := func(l netguard.TenantLoopback) {
+	setLoopback := func(l rules.TenantLoopback) {
 		l.Never = never
 		dialer.SetTenantLoopback(l)
 		transport.CloseIdleConnections()
@@ -215,7 +215,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	var edge *distrib.Edge
 	var liveEdges func() int // nil: standalone, whole caller limits (R-HEAD-7)
 	if cfg.NATSURL != "" {
-		setLoopback(netguard.TenantLoopback{}) // none until a cluster snapshot says
+		setLoopback(rules.TenantLoopback{}) // none until a cluster snapshot says
 		nc, err := distrib.Connect(cfg.NATSURL, cfg.EdgeID, cfg.NATSAuth, log)
 		if err != nil {
 			return err
@@ -285,7 +285,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 // loadStandalone watches the config file until ctx ends and returns once
 // the first load is installed (or failed). A valid file is a config even
 // without any tenant: the registry is then ready.
-func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry, loopback func(netguard.TenantLoopback)) error {
+func loadStandalone(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, signer *upauth.Signer, reg *gateway.Registry, loopback func(rules.TenantLoopback)) error {
 	loaded := make(chan error, 1)
 	go func() {
 		first := true

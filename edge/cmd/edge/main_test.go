@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"weir.dev/edge/internal/fakeprovider"
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 func freeAddr(t *testing.T) string {

@@ -34,7 +34,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Limit names the limit that refused a call. Its String is the value of

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // clock is a settable clock for the tests.

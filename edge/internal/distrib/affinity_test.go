@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"weir.dev/edge/internal/fakeprovider"
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // twoEdges starts two edges on one NATS with the test tenant's pool over

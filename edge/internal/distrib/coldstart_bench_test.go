@@ -16,9 +16,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
 )
 
 const coldStartTenants = 10_000

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // commands applies operator commands (DESIGN.md §1.6) the moment they

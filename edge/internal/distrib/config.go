@@ -7,15 +7,15 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"weir.dev/routing/rules"
 
 	"google.golang.org/protobuf/proto"
 
-	"weir.dev/edge/internal/compile"
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
+	"weir.dev/routing/compile"
 )
 
 // SecretSink takes the secret store built from the installed snapshots; the
@@ -54,7 +54,7 @@ type configState struct {
 	log   *slog.Logger
 	// loopback, when set, takes the cluster snapshot's tenant loopback
 	// ports each time one is installed.
-	loopback func(netguard.TenantLoopback)
+	loopback func(rules.TenantLoopback)
 
 	mu sync.Mutex
 	// installed is set once a whole config is in the registry (from disk
@@ -308,7 +308,7 @@ func (s *configState) installLoopback() {
 	if s.loopback == nil {
 		return
 	}
-	l, err := compile.TenantLoopback(s.cluster, netguard.TenantLoopback{})
+	l, err := compile.TenantLoopback(s.cluster, rules.TenantLoopback{})
 	if err != nil {
 		s.log.Error("cluster snapshot: tenant loopback ports refused; tenant records may reach no loopback port", "err", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"weir.dev/edge/internal/secrets"
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // Auth is how an edge authenticates to NATS and secures the connection

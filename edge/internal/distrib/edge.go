@@ -10,14 +10,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weir.dev/routing/rules"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
+	"weir.dev/routing"
 )
 
 // Options configure an Edge. NATS, EdgeID, StateDir, EdgeKey, Registry,
@@ -44,7 +44,7 @@ type Options struct {
 	// records may dial (R-SEC-2) each time a cluster snapshot is installed
 	// (from the disk cache or NATS); a snapshot that does not say allows
 	// none. It is not called before the first cluster snapshot.
-	TenantLoopback func(netguard.TenantLoopback)
+	TenantLoopback func(rules.TenantLoopback)
 	Log            *slog.Logger
 	Now            func() time.Time
 

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"weir.dev/edge/internal/routing"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
 )
 
 // seedCache writes snapshots into the disk cache under stateDir, as an

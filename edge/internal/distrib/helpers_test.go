@@ -25,12 +25,12 @@ import (
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	"weir.dev/edge/internal/upauth"
 	"weir.dev/edge/internal/wire"
 	"weir.dev/edge/internal/wire/openai"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
 )
 
 const (

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
 
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // Requester sends a lease request and waits for its reply.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // CodeBudgetUnavailable answers a call (503, retryable) that no lease of a

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // fakeLeaser is a control plane's lease server in miniature: it grants

@@ -3,9 +3,9 @@ package distrib
 import (
 	"slices"
 	"testing"
+	"weir.dev/routing/rules"
 
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/netguard"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
@@ -14,9 +14,9 @@ import (
 // ignored like the rest of it.
 func TestClusterSnapshotSetsTenantLoopbackRSEC2(t *testing.T) {
 	t.Parallel()
-	var got []netguard.TenantLoopback
+	var got []rules.TenantLoopback
 	st := newConfigState(gateway.NewRegistry(), &storeSink{}, testEdgeKey, testPublicKey, nil, testLog(t))
-	st.loopback = func(l netguard.TenantLoopback) { got = append(got, l) }
+	st.loopback = func(l rules.TenantLoopback) { got = append(got, l) }
 	put := func(cs *configv1.ClusterSnapshot) {
 		st.apply([]change{{key: ClusterKey, raw: signed(t, ClusterKey, mustMarshal(t, cs))}}, false)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // NATS names shared with the control plane (DESIGN.md §4). They are the wire

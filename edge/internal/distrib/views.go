@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // viewPublisher puts each member's view (R-OBS-1) into WEIR_VIEWS: every

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"weir.dev/edge/internal/fakeprovider"
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // Each member's view lands in WEIR_VIEWS under

@@ -12,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"weir.dev/edge/internal/compile"
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	"weir.dev/edge/internal/upauth"
 	"weir.dev/edge/internal/usage"
@@ -25,6 +23,8 @@ import (
 	"weir.dev/edge/internal/wire/bedrock"
 	"weir.dev/edge/internal/wire/openai"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
+	"weir.dev/routing/compile"
 )
 
 // The benchmarks below send whole requests over loopback, client → handler

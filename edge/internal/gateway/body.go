@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // DefaultBodyTimeout is how long a caller may take to send a whole request

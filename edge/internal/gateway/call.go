@@ -14,8 +14,8 @@ import (
 
 	"weir.dev/edge/internal/callerlimit"
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // heldAnswer is an upstream error answer kept in case it becomes the call's

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // otherKey is a second API key of the harness's tenant (see withLimits).

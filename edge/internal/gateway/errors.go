@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Response headers of ROUTING.md §6–7.

@@ -1,8 +1,8 @@
 package gateway
 
 import (
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // FailureKindProto is the telemetry enum of a routing failure kind, as call

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"weir.dev/edge/internal/callerlimit"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/usage"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/routing"
 )
 
 // Signer applies a member's auth to an upstream request. Its errors are

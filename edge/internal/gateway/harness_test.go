@@ -15,11 +15,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"weir.dev/edge/internal/compile"
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	"weir.dev/edge/internal/upauth"
 	"weir.dev/edge/internal/usage"
@@ -28,6 +26,8 @@ import (
 	"weir.dev/edge/internal/wire/bedrock"
 	"weir.dev/edge/internal/wire/openai"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
+	"weir.dev/routing/compile"
 )
 
 const (

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/routing"
 )
 
 // Inbound is a caller's request as the edge read it.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // BenchmarkReadInbound reads and checks a 1 KB chat body, as every call

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 func FuzzReadInbound(f *testing.F) {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sync"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // LocalBudgets enforces budgets from this edge's own ledgers, each starting

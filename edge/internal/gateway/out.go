@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // out is the caller's side of one call. It tracks the point of no return

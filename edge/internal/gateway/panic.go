@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"weir.dev/edge/internal/routing"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // A panic while serving a request is a bug of the edge, but it must not end

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/routing"
 )
 
 // TestGuard: a handler without a call record (GET /v1/models) that panics

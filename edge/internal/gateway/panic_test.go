@@ -16,10 +16,10 @@ import (
 
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing"
 )
 
 // Where a panicAdapter panics.

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // redacted replaces a secret in an upstream answer passed on as is.

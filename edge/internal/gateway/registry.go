@@ -8,7 +8,7 @@ import (
 	"crypto/sha256"
 	"sync/atomic"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Registry maps API keys to tenants' routing tables. Tables are swapped in

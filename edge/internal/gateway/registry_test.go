@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"testing"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Ready means a config was installed, even one without any tenant (an

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"weir.dev/routing/rules"
 )
 
 // Resolver looks up a host's addresses. *net.Resolver implements it; tests
@@ -36,8 +37,8 @@ type Dialer struct {
 	// nil means net.InterfaceAddrs.
 	InterfaceAddrs func() ([]net.Addr, error)
 
-	loopback atomic.Pointer[TenantLoopback] // nil: every port
-	self     atomic.Pointer[self]           // nil: no listener known
+	loopback atomic.Pointer[rules.TenantLoopback] // nil: every port
+	self     atomic.Pointer[self]                 // nil: no listener known
 }
 
 // DialContext dials address ("host:port") on a "tcp", "tcp4" or "tcp6"

@@ -6,34 +6,8 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"weir.dev/routing/rules"
 )
-
-// TenantLoopback says which ports of the edge's own machine tenant-owned
-// records may reach (R-SEC-2): on a hosted edge loopback is shared by every
-// tenant, so a tenant's record may use it only on the ports the operator
-// lists. The machine's own addresses (those of its interfaces) count as
-// loopback here: a service listening on all interfaces is reached through
-// them as well. Records cluster admins own are not limited by it.
-type TenantLoopback struct {
-	// AllPorts allows every port (a --dev control plane, or a standalone
-	// file that says nothing).
-	AllPorts bool
-	// Ports are the ports allowed.
-	Ports []uint16
-	// Never are ports refused whatever AllPorts and Ports say: those of the
-	// NATS servers the edge uses.
-	Never []uint16
-}
-
-func (l *TenantLoopback) allows(port uint16) bool {
-	if l == nil {
-		return true // a zero Dialer: nothing said, as a standalone edge
-	}
-	if slices.Contains(l.Never, port) {
-		return false
-	}
-	return l.AllPorts || slices.Contains(l.Ports, port)
-}
 
 // self is what the edge listens on.
 type self struct {
@@ -51,7 +25,7 @@ type self struct {
 // plane sets it at start (no port) and again from each cluster snapshot.
 // Connections already made are not closed: close the idle ones of the
 // Transport after a change.
-func (d *Dialer) SetTenantLoopback(l TenantLoopback) {
+func (d *Dialer) SetTenantLoopback(l rules.TenantLoopback) {
 	l.Ports, l.Never = slices.Clone(l.Ports), slices.Clone(l.Never)
 	d.loopback.Store(&l)
 }
@@ -112,7 +86,7 @@ func (d *Dialer) checkAddrPort(host string, ap netip.AddrPort, p Policy) error {
 			return &RefusedError{Host: host, IP: ip, Reason: "the edge's own listener (port " + strconv.Itoa(int(port)) + ")", Policy: p}
 		}
 	}
-	if own && p == PolicyTenant && !d.loopback.Load().allows(port) {
+	if own && p == PolicyTenant && !d.loopback.Load().Allows(port) {
 		return &RefusedError{Host: host, IP: ip, Reason: "port " + strconv.Itoa(int(port)) + " of the edge's own machine is not open to tenant records (--tenant-loopback-ports)", Policy: p}
 	}
 	return nil

@@ -9,7 +9,7 @@
 // to. A name that resolves to a private or metadata address is therefore
 // refused however it was spelt, and so is a name whose DNS answer changes
 // between two look-ups (DNS rebinding). The address ranges are those of
-// weir.dev/rules (rules.AddrRefusal), the list the configuration check uses,
+// weir.dev/routing/rules (rules.AddrRefusal), the list the configuration check uses,
 // so the two never disagree.
 //
 // The Dialer also knows the edge's own machine: the listeners it serves on
@@ -36,7 +36,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // Policy says which destinations a connection may reach.

@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 func TestCheckAddr(t *testing.T) {
@@ -518,7 +518,7 @@ func TestTenantLoopbackPortsRSEC2(t *testing.T) {
 	}
 
 	d := &Dialer{Resolver: newFakeResolver(map[string][]string{"localhost": {"127.0.0.1"}})}
-	d.SetTenantLoopback(TenantLoopback{Ports: []uint16{openPort}})
+	d.SetTenantLoopback(rules.TenantLoopback{Ports: []uint16{openPort}})
 	if err := dial(d, PolicyTenant, openPort); err != nil {
 		t.Errorf("listed port: %v", err)
 	}
@@ -539,7 +539,7 @@ func TestTenantLoopbackPortsRSEC2(t *testing.T) {
 	}
 
 	// Every port (--dev), but never NATS's.
-	d.SetTenantLoopback(TenantLoopback{AllPorts: true, Never: []uint16{openPort}})
+	d.SetTenantLoopback(rules.TenantLoopback{AllPorts: true, Never: []uint16{openPort}})
 	if err := dial(d, PolicyTenant, closedPort); err != nil {
 		t.Errorf("every port: %v", err)
 	}
@@ -548,7 +548,7 @@ func TestTenantLoopbackPortsRSEC2(t *testing.T) {
 	}
 
 	// No port at all.
-	d.SetTenantLoopback(TenantLoopback{})
+	d.SetTenantLoopback(rules.TenantLoopback{})
 	if err := dial(d, PolicyTenant, openPort); !errors.Is(err, ErrRefused) {
 		t.Errorf("no port listed: %v, want refused", err)
 	}
@@ -572,7 +572,7 @@ func TestOwnListenersRefusedRSEC2(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	d.SetTenantLoopback(TenantLoopback{AllPorts: true})
+	d.SetTenantLoopback(rules.TenantLoopback{AllPorts: true})
 	for _, tc := range []struct {
 		addr    string
 		p       Policy
@@ -597,7 +597,7 @@ func TestOwnListenersRefusedRSEC2(t *testing.T) {
 		}
 	}
 	// The machine's own public address counts as loopback for tenants.
-	d.SetTenantLoopback(TenantLoopback{Ports: []uint16{8000}})
+	d.SetTenantLoopback(rules.TenantLoopback{Ports: []uint16{8000}})
 	if err := d.control("h", PolicyTenant)("tcp", "203.0.113.9:5432", nil); !errors.Is(err, ErrRefused) {
 		t.Errorf("own address, unlisted port: %v, want refused", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // jobRun is one job's progress in one policy's run.

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // router is a routing policy under test: it starts a session for each call.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // RetryStyle is how a simulated member names the wait in its 429 answers.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Config is what a run takes besides its scenario.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Model is the one model every simulated pool serves.

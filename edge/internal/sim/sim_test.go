@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // beatSeeds are the fixed seeds the comparison is asserted for; seed 1 is

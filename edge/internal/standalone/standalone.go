@@ -16,14 +16,14 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+	"weir.dev/routing/rules"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"weir.dev/edge/internal/compile"
-	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
+	"weir.dev/routing/compile"
 )
 
 // Config is a loaded, compiled standalone configuration.
@@ -33,7 +33,7 @@ type Config struct {
 	// TenantLoopback is which loopback ports tenant-owned records may dial
 	// (R-SEC-2): cluster.tenant_loopback of the file, every port when the
 	// file does not say (the operator wrote every record of it).
-	TenantLoopback netguard.TenantLoopback
+	TenantLoopback rules.TenantLoopback
 	// Sum is the SHA-256 of the file it came from.
 	Sum [32]byte
 }
@@ -81,7 +81,7 @@ func Parse(raw []byte, getenv func(string) string, readFile func(string) ([]byte
 	if err != nil {
 		problems = append(problems, err)
 	}
-	loopback, err := compile.TenantLoopback(sc.GetCluster(), netguard.TenantLoopback{AllPorts: true})
+	loopback, err := compile.TenantLoopback(sc.GetCluster(), rules.TenantLoopback{AllPorts: true})
 	if err != nil {
 		problems = append(problems, err)
 	}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // tokenKey identifies a cached token. The client secret enters as a digest

@@ -36,8 +36,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
+	"weir.dev/routing"
 )
 
 // Sentinels for the routing core (R-END-3).

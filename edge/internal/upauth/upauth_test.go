@@ -26,8 +26,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"weir.dev/edge/internal/netguard"
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/secrets"
+	"weir.dev/routing"
 )
 
 const (

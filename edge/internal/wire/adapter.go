@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Request is a caller's request as the edge read it. The body is held whole

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // maxBufferedBody is the largest non-streamed answer the edge buffers whole

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // recOut keeps what was written and where Complete was called.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // openAIUsage covers chat completions, embeddings and the Responses API.

@@ -3,7 +3,7 @@ package wire
 import (
 	"testing"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 func TestUsage(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"net/http"
 	"strings"
 
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/routing"
 )
 
 // DefaultVersion is sent as anthropic-version when the caller sends none.

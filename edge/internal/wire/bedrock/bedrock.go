@@ -19,8 +19,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/routing"
 )
 
 // AnthropicVersion is the body field Bedrock requires for Anthropic models.

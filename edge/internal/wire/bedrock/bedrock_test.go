@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // bufOut keeps what was written, and how much of it was when Complete was

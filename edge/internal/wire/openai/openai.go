@@ -14,8 +14,8 @@ import (
 	"net/url"
 	"strings"
 
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/routing"
 )
 
 // Adapter implements wire.Adapter for the openai wire format.

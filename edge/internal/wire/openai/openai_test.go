@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"weir.dev/edge/internal/routing"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/routing"
 )
 
 func TestURL(t *testing.T) {

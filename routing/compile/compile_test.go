@@ -15,7 +15,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the compiled tables")
@@ -102,7 +102,7 @@ func TestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./internal/compile -update to create it)", err)
+				t.Fatalf("%v (run go test ./compile -update to create it)", err)
 			}
 			if diff := cmp.Diff(string(want), got); diff != "" {
 				t.Errorf("%s mismatch (-want +got):\n%s", path, diff)

@@ -6,7 +6,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // defaultKeyHeader is the header an API key goes in when the auth names

@@ -1,7 +1,7 @@
 package compile
 
 import (
-	"weir.dev/rules"
+	"weir.dev/routing/rules"
 )
 
 // Limits on names and sizes that the snapshot must respect.
@@ -13,7 +13,7 @@ const (
 	primaryMember = "primary"
 )
 
-// The format rules are weir.dev/rules, shared with the control plane so
+// The format rules are weir.dev/routing/rules, shared with the control plane so
 // that both refuse the same things; these names keep the compiler readable.
 
 const (

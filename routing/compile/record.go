@@ -11,7 +11,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // records compiles the tenant's own records, then the managed records of the

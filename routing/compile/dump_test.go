@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // The dump is the golden-file form of a compiled table: plain JSON with

@@ -6,7 +6,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // recordPrices indexes the record's own prices by model, reporting prices

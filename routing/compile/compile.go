@@ -7,7 +7,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // Compile turns one tenant's snapshot, plus the managed records of the

@@ -1,10 +1,13 @@
 package rules
 
-import "net/netip"
+import (
+	"net/netip"
+	"slices"
+)
 
 // The one list of address ranges R-SEC-2 refuses. The configuration check
 // (CheckURL, in the control plane and the edge compiler) and the edge's
-// dial-time guard (edge/internal/netguard, after DNS) both judge addresses
+// dial-time guard (the edge's netguard, after DNS) both judge addresses
 // with AddrRefusal, so they can never disagree about an address.
 
 type addrRange struct {
@@ -99,4 +102,34 @@ func AddrRefusal(a netip.Addr, clusterOwned bool) string {
 		}
 	}
 	return ""
+}
+
+// TenantLoopback says which ports of the edge's own machine tenant-owned
+// records may reach (R-SEC-2): on a hosted edge loopback is shared by every
+// tenant, so a tenant's record may use it only on the ports the operator
+// lists. The machine's own addresses (those of its interfaces) count as
+// loopback here: a service listening on all interfaces is reached through
+// them as well. Records cluster admins own are not limited by it.
+type TenantLoopback struct {
+	// AllPorts allows every port (a --dev control plane, or a standalone
+	// file that says nothing).
+	AllPorts bool
+	// Ports are the ports allowed.
+	Ports []uint16
+	// Never are ports refused whatever AllPorts and Ports say: those of the
+	// NATS servers the edge uses.
+	Never []uint16
+}
+
+// Allows reports whether a tenant-owned record may dial port on the edge's
+// own machine. A nil l allows every port: nothing was said, as on a
+// standalone edge.
+func (l *TenantLoopback) Allows(port uint16) bool {
+	if l == nil {
+		return true // a zero Dialer: nothing said, as a standalone edge
+	}
+	if slices.Contains(l.Never, port) {
+		return false
+	}
+	return l.AllPorts || slices.Contains(l.Ports, port)
 }

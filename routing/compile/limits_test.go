@@ -7,7 +7,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
-	"weir.dev/edge/internal/routing"
+	"weir.dev/routing"
 )
 
 // R-CAP-2: the tenant's and each key's caller limits reach the table; a

@@ -1,3 +1,0 @@
-module weir.dev/rules
-
-go 1.26
