@@ -24,7 +24,9 @@
 //     snapshot to routing Table, whose problems carry field paths;
 //   - weir.dev/routing/rules: the format rules of configuration values
 //     (names, regions, models, upstream URLs and the address ranges of
-//     R-SEC-2, NATS authentication flags).
+//     R-SEC-2, NATS authentication flags);
+//   - weir.dev/routing/natsnames: the NATS buckets, streams, subjects and
+//     keys both sides use, their key builders and lifetimes.
 //
 // The module is named for the routing table it exists to produce; the
 // edge-only parts (adapters, gateway, dialer, NATS plumbing) stay in the edge.

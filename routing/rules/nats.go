@@ -83,32 +83,3 @@ func NATSPorts(urls string) []uint16 {
 	}
 	return out
 }
-
-// NATSToken makes s usable as one token of a NATS subject or KV key: every
-// byte outside [A-Za-z0-9_-] becomes '_', and "" becomes "_". Ids the control
-// plane issues (UUIDs, names of [a-z0-9_-]) pass unchanged. Edges and the
-// control plane build the keys and subjects they share with it (view keys,
-// lease subjects), so both sides agree on them.
-func NATSToken(s string) string {
-	if s == "" {
-		return "_"
-	}
-	i := 0
-	for i < len(s) && natsTokenByte(s[i]) {
-		i++
-	}
-	if i == len(s) {
-		return s
-	}
-	b := []byte(s)
-	for ; i < len(b); i++ {
-		if !natsTokenByte(b[i]) {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
-func natsTokenByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-}

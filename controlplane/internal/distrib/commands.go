@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // commandFlushTimeout bounds the wait for the NATS server to take a command
@@ -48,7 +49,7 @@ func (c *Commander) ResetMember(ctx context.Context, cmd *telemetryv1.Command) e
 	if cmd.GetResetMember() == nil {
 		return errors.New("distrib: reset: the command is not a reset_member")
 	}
-	return c.publish(ctx, ResetSubject, cmd)
+	return c.publish(ctx, natsnames.ResetSubject, cmd)
 }
 
 // RevokeKey publishes cmd (a RevokeKey command) on weir.cmd.revoke, like
@@ -57,7 +58,7 @@ func (c *Commander) RevokeKey(ctx context.Context, cmd *telemetryv1.Command) err
 	if cmd.GetRevokeKey() == nil {
 		return errors.New("distrib: revoke: the command is not a revoke_key")
 	}
-	return c.publish(ctx, RevokeSubject, cmd)
+	return c.publish(ctx, natsnames.RevokeSubject, cmd)
 }
 
 func (c *Commander) publish(ctx context.Context, subject string, cmd *telemetryv1.Command) error {

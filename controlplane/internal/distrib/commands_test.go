@@ -16,6 +16,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // TestOperatorCommands resets a pool member and revokes a key through the
@@ -63,7 +64,7 @@ func TestOperatorCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := receive(distrib.ResetSubject)
+	c := receive(natsnames.ResetSubject)
 	detail, err := e.api.providers.GetProvider(ctx, connect.NewRequest(&adminv1.GetProviderRequest{Tenant: "acme", Name: "p"}))
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestOperatorCommands(t *testing.T) {
 	if _, err := e.api.keys.RevokeApiKey(ctx, connect.NewRequest(&adminv1.RevokeApiKeyRequest{Tenant: "acme", Name: "ci"})); err != nil {
 		t.Fatal(err)
 	}
-	c = receive(distrib.RevokeSubject)
+	c = receive(natsnames.RevokeSubject)
 	sum := sha256.Sum256([]byte(key))
 	if diff := cmp.Diff(&telemetryv1.RevokeKey{TenantId: store.UUIDString(tid), Sha256: sum[:]}, c.GetRevokeKey(), protocmp.Transform()); diff != "" || c.GetId() == "" || c.GetIssuedAt() == nil {
 		t.Errorf("revoke command (-want +got):\n%s\n%v", diff, c)

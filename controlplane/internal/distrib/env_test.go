@@ -30,6 +30,7 @@ import (
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // env is a control plane on a fresh database with its admin API served over
@@ -231,7 +232,7 @@ func (e *env) pool(tenant, record string, members ...string) {
 // key is absent).
 func (e *env) tenantSnapshot(ctx context.Context, id pgtype.UUID) *configv1.TenantSnapshot {
 	e.t.Helper()
-	key := distrib.TenantKey(store.UUIDString(id))
+	key := natsnames.TenantKey(store.UUIDString(id))
 	entry, err := e.b.Config.Get(ctx, key)
 	if err != nil {
 		return nil

@@ -18,6 +18,7 @@ import (
 
 	"weir.dev/controlplane/internal/store"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // IngestConfig configures usage ingest.
@@ -148,7 +149,7 @@ func (in *Ingest) Run(ctx context.Context) error {
 func (in *Ingest) ensure(ctx context.Context) (jetstream.Consumer, error) {
 	s, err := in.js.CreateOrUpdateStream(ctx, UsageStreamConfig())
 	if err != nil {
-		return nil, fmt.Errorf("distrib: stream %s: %w", UsageStream, err)
+		return nil, fmt.Errorf("distrib: stream %s: %w", natsnames.UsageStream, err)
 	}
 	c, err := s.CreateOrUpdateConsumer(ctx, in.ConsumerConfig())
 	if err != nil {
@@ -257,7 +258,7 @@ func (w *ingestWorker) fetch(ctx context.Context, cons jetstream.Consumer) fetch
 		}
 		// An edge publishes a record on its tenant's subject; one on another
 		// tenant's subject is forged (or broken) and billed to nobody.
-		if want := UsageSubjectPrefix + rec.GetTenantId(); m.Subject() != want {
+		if want := natsnames.UsageSubjectPrefix + rec.GetTenantId(); m.Subject() != want {
 			w.drop(ctx, m, fmt.Errorf("call record %q of tenant %q came on subject %q", row.callID, rec.GetTenantId(), m.Subject()))
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/routing/natsnames"
 )
 
 // BenchmarkUsageIngest measures usage ingest into Postgres: b.N call
@@ -57,7 +58,7 @@ func benchmarkIngest(b *testing.B, attempts, workers int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m := nats.NewMsg(distrib.UsageSubjectPrefix + tenant)
+		m := nats.NewMsg(natsnames.UsageSubjectPrefix + tenant)
 		m.Data = data
 		m.Header.Set(jetstream.MsgIDHeader, rec.GetCallId())
 		if _, err := js.PublishMsgAsync(m); err != nil {

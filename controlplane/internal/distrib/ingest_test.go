@@ -17,6 +17,7 @@ import (
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/store"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // callRecord is call i of a tenant: two attempts (a 429 failed over, then
@@ -46,7 +47,7 @@ func publishRecord(ctx context.Context, t testing.TB, js jetstream.JetStream, re
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := nats.NewMsg(distrib.UsageSubjectPrefix + rec.GetTenantId())
+	m := nats.NewMsg(natsnames.UsageSubjectPrefix + rec.GetTenantId())
 	m.Data = data
 	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	ack, err := js.PublishMsg(ctx, m)
@@ -105,7 +106,7 @@ func TestUsageIngestIsIdempotent(t *testing.T) {
 	for i := range 5 {
 		publishRecord(ctx, t, e.js, callRecord(ghost, "", i, 1), fmt.Sprintf("ghost-%d", i))
 	}
-	if _, err := e.js.Publish(ctx, distrib.UsageSubjectPrefix+tenant, []byte{0xff, 0xff, 0xff}); err != nil {
+	if _, err := e.js.Publish(ctx, natsnames.UsageSubjectPrefix+tenant, []byte{0xff, 0xff, 0xff}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -294,7 +295,7 @@ func TestIngestRefusesForgedRecords(t *testing.T) {
 	}
 	// A record of acme on other's subject.
 	wrongSubject := callRecord(store.UUIDString(acme), store.UUIDString(acmeKey), 4, 777)
-	m := nats.NewMsg(distrib.UsageSubjectPrefix + store.UUIDString(other))
+	m := nats.NewMsg(natsnames.UsageSubjectPrefix + store.UUIDString(other))
 	m.Data = mustMarshal(t, wrongSubject)
 	m.Header.Set(jetstream.MsgIDHeader, wrongSubject.GetCallId())
 	if _, err := e.js.PublishMsg(ctx, m); err != nil {

@@ -17,7 +17,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
-	"weir.dev/routing/rules"
+	"weir.dev/routing/natsnames"
 )
 
 // Reply headers of a lease request that could not be served. The body is
@@ -96,7 +96,7 @@ const leaseQueue = "weir-controlplane"
 // those taken and returns nil.
 func (l *LeaseServer) Run(ctx context.Context) error {
 	ch := make(chan *nats.Msg, 4*l.cfg.Workers)
-	sub, err := l.nc.ChanQueueSubscribe(LeaseSubject+".*", leaseQueue, ch)
+	sub, err := l.nc.ChanQueueSubscribe(natsnames.LeaseSubjects, leaseQueue, ch)
 	if err != nil {
 		return fmt.Errorf("distrib: lease subscription: %w", err)
 	}
@@ -127,7 +127,7 @@ func (l *LeaseServer) serve(ctx context.Context, m *nats.Msg) {
 	switch {
 	case err != nil:
 		err = fmt.Errorf("%w: not a LeaseRequest: %w", ErrInvalidLeaseRequest, err)
-	case m.Subject != LeaseSubject+"."+rules.NATSToken(req.GetEdgeId()):
+	case m.Subject != natsnames.LeaseRequestSubject(req.GetEdgeId()):
 		err = fmt.Errorf("%w: edge_id %q is not the edge of subject %s", ErrInvalidLeaseRequest, req.GetEdgeId(), m.Subject)
 	default:
 		grant, err = l.Grant(ctx, req)

@@ -17,7 +17,7 @@ import (
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/store"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
-	"weir.dev/routing/rules"
+	"weir.dev/routing/natsnames"
 )
 
 func TestGrantSize(t *testing.T) {
@@ -64,7 +64,7 @@ func (c leaseClient) request(want int64, leaseID string, returned int64) (*telem
 // raw sends req on the lease subject of its edge, as that edge does.
 func (c leaseClient) raw(req *telemetryv1.LeaseRequest) (*telemetryv1.LeaseGrant, nats.Header) {
 	c.t.Helper()
-	return c.rawOn(distrib.LeaseSubject+"."+rules.NATSToken(req.GetEdgeId()), req)
+	return c.rawOn(natsnames.LeaseSubject+"."+natsnames.Token(req.GetEdgeId()), req)
 }
 
 // rawOn sends req on subject.
@@ -147,7 +147,7 @@ func TestLeaseProtocol(t *testing.T) {
 	}
 	// An edge cannot give back (or spend) another edge's lease: a request
 	// naming edge-a on edge-b's subject is refused and the lease stays.
-	if g, h := b.rawOn(distrib.LeaseSubject+".edge-b", &telemetryv1.LeaseRequest{EdgeId: "edge-a", TenantId: a.tenant, BudgetId: a.budget, LeaseId: g3.GetLeaseId(), ReturnedNanos: 193}); h.Get(distrib.HeaderError) != distrib.ErrCodeInvalidRequest || g.GetGrantedNanos() != 0 {
+	if g, h := b.rawOn(natsnames.LeaseSubject+".edge-b", &telemetryv1.LeaseRequest{EdgeId: "edge-a", TenantId: a.tenant, BudgetId: a.budget, LeaseId: g3.GetLeaseId(), ReturnedNanos: 193}); h.Get(distrib.HeaderError) != distrib.ErrCodeInvalidRequest || g.GetGrantedNanos() != 0 {
 		t.Errorf("request for edge-a on edge-b's subject = %v, %v; want invalid_request", g, h)
 	}
 	if l, err := e.st.Q.GetBudgetLease(ctx, mustUUID(t, g3.GetLeaseId())); err != nil || l.ReturnedNanos != 0 || l.ClosedAt.Valid {
@@ -294,7 +294,7 @@ func TestLeaseOverspendBound(t *testing.T) {
 					rec.CallId, rec.EdgeId = fmt.Sprintf("e%d-c%d-%d", ei, ci, n), edge.client.edge
 					data, err := proto.Marshal(rec)
 					if err == nil {
-						m := nats.NewMsg(distrib.UsageSubjectPrefix + tenant)
+						m := nats.NewMsg(natsnames.UsageSubjectPrefix + tenant)
 						m.Data = data
 						m.Header.Set(jetstream.MsgIDHeader, rec.GetCallId())
 						_, err = e.js.PublishMsg(ctx, m)

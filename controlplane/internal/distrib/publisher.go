@@ -18,6 +18,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // PublisherConfig configures the outbox publisher.
@@ -286,7 +287,7 @@ func (p *Publisher) Reconcile(ctx context.Context) error {
 // --tenant-loopback-ports or --default-tenant-max-in-flight): edges take
 // only a snapshot whose version is above the one they hold.
 func (p *Publisher) reconcileLoopback(ctx context.Context) error {
-	entry, err := p.kv.Get(ctx, ClusterKey)
+	entry, err := p.kv.Get(ctx, natsnames.ClusterKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil // published below
 	}
@@ -296,7 +297,7 @@ func (p *Publisher) reconcileLoopback(ctx context.Context) error {
 	cs := &configv1.ClusterSnapshot{}
 	// A value this control plane did not sign says nothing (the repair
 	// replaces it); a signed one is compared.
-	if payload, err := p.cfg.Signer.Open(ClusterKey, entry.Value()); err == nil && proto.Unmarshal(payload, cs) == nil {
+	if payload, err := p.cfg.Signer.Open(natsnames.ClusterKey, entry.Value()); err == nil && proto.Unmarshal(payload, cs) == nil {
 		want := p.cfg.TenantLoopback
 		if want == nil {
 			want = &configv1.TenantLoopback{}
@@ -318,7 +319,7 @@ func (p *Publisher) reconcileLoopback(ctx context.Context) error {
 // Reconcile always puts: when it is missing, NATS lost its state (or the
 // bucket was deleted) and everything must be published again.
 func (p *Publisher) intact(ctx context.Context) bool {
-	_, err := p.kv.Get(ctx, ClusterKey)
+	_, err := p.kv.Get(ctx, natsnames.ClusterKey)
 	return err == nil
 }
 
@@ -330,7 +331,7 @@ func (p *Publisher) bucket(ctx context.Context, again bool) error {
 	}
 	kv, err := p.js.CreateOrUpdateKeyValue(ctx, ConfigBucketConfig())
 	if err != nil {
-		return fmt.Errorf("distrib: bucket %s: %w", ConfigBucket, err)
+		return fmt.Errorf("distrib: bucket %s: %w", natsnames.ConfigBucket, err)
 	}
 	p.kv = kv
 	return nil
@@ -434,9 +435,9 @@ func permanent(err error) bool {
 // ownerKey is owner's key in WEIR_CONFIG.
 func ownerKey(owner pgtype.UUID) string {
 	if !owner.Valid {
-		return ClusterKey
+		return natsnames.ClusterKey
 	}
-	return TenantKey(store.UUIDString(owner))
+	return natsnames.TenantKey(store.UUIDString(owner))
 }
 
 // defaultMaxInFlight is the default tenant max_in_flight the cluster

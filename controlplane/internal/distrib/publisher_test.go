@@ -17,6 +17,7 @@ import (
 	"weir.dev/db/sqlc"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // TestConfigChangeReachesKVWithin1s makes 50 config changes through the
@@ -30,7 +31,7 @@ func TestConfigChangeReachesKVWithin1s(t *testing.T) {
 	defer cancel()
 	id := e.tenant("acme")
 	e.runDistributor()
-	key := distrib.TenantKey(store.UUIDString(id))
+	key := natsnames.TenantKey(store.UUIDString(id))
 	w, err := e.b.Config.Watch(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +147,7 @@ func TestOutboxReplayAfterCrash(t *testing.T) {
 			t.Errorf("tenant %s: snapshot version %d with %d keys, want version %d with 1 key", store.UUIDString(id), s.GetVersion(), len(s.GetApiKeys()), rev.DesiredRevision)
 		}
 	}
-	if _, err := e.b.Config.Get(ctx, distrib.ClusterKey); err != nil {
+	if _, err := e.b.Config.Get(ctx, natsnames.ClusterKey); err != nil {
 		t.Errorf("cluster key: %v", err)
 	}
 }
@@ -170,7 +171,7 @@ func TestReconcileAfterLostState(t *testing.T) {
 		t.Fatalf("Drain = %d, %v; want the tenant's and the cluster's rows", n, err)
 	}
 	want := e.tenantSnapshot(ctx, a).GetVersion()
-	if err := e.b.Config.Purge(ctx, distrib.TenantKey(store.UUIDString(a))); err != nil {
+	if err := e.b.Config.Purge(ctx, natsnames.TenantKey(store.UUIDString(a))); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Reconcile(ctx); err != nil {
@@ -291,7 +292,7 @@ func TestPublisherRepairsForeignEntries(t *testing.T) {
 	a := e.tenant("a")
 	e.key("a", "k1")
 	e.runDistributor()
-	key := distrib.TenantKey(store.UUIDString(a))
+	key := natsnames.TenantKey(store.UUIDString(a))
 	eventually(t, 10*time.Second, "the first snapshot", func() bool { return e.tenantSnapshot(ctx, a) != nil })
 	want := e.tenantSnapshot(ctx, a).GetVersion()
 	signedByUs := func() bool {
@@ -336,7 +337,7 @@ func TestPublisherRepairsForeignEntries(t *testing.T) {
 
 	// A snapshot of a tenant that does not exist gets a signed tombstone
 	// (an empty payload), not an unsigned deletion.
-	ghost := distrib.TenantKey("00000000-0000-0000-0000-00000000beef")
+	ghost := natsnames.TenantKey("00000000-0000-0000-0000-00000000beef")
 	if _, err := e.b.Config.Put(ctx, ghost, mustMarshal(t, forged)); err != nil {
 		t.Fatal(err)
 	}
@@ -361,11 +362,11 @@ func TestClusterSettingsReachEdgesRSEC2RCAP2(t *testing.T) {
 	defer cancel()
 	cluster := func() *configv1.ClusterSnapshot {
 		t.Helper()
-		entry, err := e.b.Config.Get(ctx, distrib.ClusterKey)
+		entry, err := e.b.Config.Get(ctx, natsnames.ClusterKey)
 		if err != nil {
 			t.Fatal(err)
 		}
-		payload, err := e.signer.Open(distrib.ClusterKey, entry.Value())
+		payload, err := e.signer.Open(natsnames.ClusterKey, entry.Value())
 		if err != nil {
 			t.Fatal(err)
 		}

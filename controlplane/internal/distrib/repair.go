@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/routing/natsnames"
 )
 
 // RunRepair watches WEIR_CONFIG until ctx ends and repairs every entry this
@@ -47,10 +48,10 @@ func (p *Publisher) RunRepair(ctx context.Context) error {
 // watch should be built again.
 func (p *Publisher) repairWatch(ctx context.Context, reconnected <-chan nats.Status) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	kv, err := p.js.KeyValue(sctx, ConfigBucket)
+	kv, err := p.js.KeyValue(sctx, natsnames.ConfigBucket)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("distrib: repair: bucket %s: %w", ConfigBucket, err)
+		return fmt.Errorf("distrib: repair: bucket %s: %w", natsnames.ConfigBucket, err)
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -115,10 +116,10 @@ func (p *Publisher) repairEntry(ctx context.Context, kv jetstream.KeyValue, e je
 // configOwner is the owner of a WEIR_CONFIG key: store.Cluster for
 // "cluster", the tenant of "tenant.<uuid>"; ok is false for any other key.
 func configOwner(key string) (pgtype.UUID, bool) {
-	if key == ClusterKey {
+	if key == natsnames.ClusterKey {
 		return store.Cluster, true
 	}
-	id, ok := strings.CutPrefix(key, TenantKeyPrefix)
+	id, ok := strings.CutPrefix(key, natsnames.TenantKeyPrefix)
 	if !ok {
 		return pgtype.UUID{}, false
 	}

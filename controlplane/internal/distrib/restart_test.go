@@ -14,6 +14,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // TestDistributorSurvivesNATSRestart stops NATS under a running
@@ -46,7 +47,7 @@ func TestDistributorSurvivesNATSRestart(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	kv := func() jetstream.KeyValue {
 		for {
-			b, err := js.KeyValue(ctx, distrib.ConfigBucket)
+			b, err := js.KeyValue(ctx, natsnames.ConfigBucket)
 			if err == nil {
 				return b
 			}
@@ -57,11 +58,11 @@ func TestDistributorSurvivesNATSRestart(t *testing.T) {
 		}
 	}
 	version := func() uint64 {
-		entry, err := kv().Get(ctx, distrib.TenantKey(store.UUIDString(tid)))
+		entry, err := kv().Get(ctx, natsnames.TenantKey(store.UUIDString(tid)))
 		if err != nil {
 			return 0
 		}
-		v, _ := distrib.StoredVersion(e.signer, distrib.TenantKey(store.UUIDString(tid)), entry.Value())
+		v, _ := distrib.StoredVersion(e.signer, natsnames.TenantKey(store.UUIDString(tid)), entry.Value())
 		return v
 	}
 	eventually(t, 10*time.Second, "the first snapshot", func() bool { return version() > 0 })
@@ -84,7 +85,7 @@ func TestDistributorSurvivesNATSRestart(t *testing.T) {
 
 	rec := callRecord(store.UUIDString(tid), "", 1, 3)
 	for {
-		if _, err := js.Publish(ctx, distrib.UsageSubjectPrefix+rec.GetTenantId(), mustMarshal(t, rec)); err == nil {
+		if _, err := js.Publish(ctx, natsnames.UsageSubjectPrefix+rec.GetTenantId(), mustMarshal(t, rec)); err == nil {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -103,7 +104,7 @@ func TestDistributorSurvivesNATSRestart(t *testing.T) {
 	eventually(t, 30*time.Second, "the snapshot republished to a NATS without state", func() bool { return version() == uint64(rev.DesiredRevision) })
 	rec = callRecord(store.UUIDString(tid), "", 2, 3)
 	eventually(t, 30*time.Second, "the usage stream back", func() bool {
-		_, err := js.Publish(ctx, distrib.UsageSubjectPrefix+rec.GetTenantId(), mustMarshal(t, rec))
+		_, err := js.Publish(ctx, natsnames.UsageSubjectPrefix+rec.GetTenantId(), mustMarshal(t, rec))
 		return err == nil
 	})
 	eventually(t, 30*time.Second, "a record ingested after the state loss", func() bool {

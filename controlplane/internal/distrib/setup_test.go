@@ -12,6 +12,7 @@ import (
 	"weir.dev/controlplane/internal/natsembed"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/pgtest"
+	"weir.dev/routing/natsnames"
 )
 
 // TestSetupIsIdempotent runs Setup twice, and once after an edge created
@@ -40,9 +41,9 @@ func TestSetupIsIdempotent(t *testing.T) {
 		history int64
 		ttl     time.Duration
 	}{
-		{distrib.ConfigBucket, 1, 0},
-		{distrib.ViewsBucket, 1, 60 * time.Second},
-		{distrib.AffinityBucket, 1, time.Hour},
+		{natsnames.ConfigBucket, 1, 0},
+		{natsnames.ViewsBucket, 1, 60 * time.Second},
+		{natsnames.AffinityBucket, 1, time.Hour},
 	}
 	for _, b := range buckets {
 		kv, err := js.KeyValue(ctx, b.name)
@@ -57,7 +58,7 @@ func TestSetupIsIdempotent(t *testing.T) {
 			t.Errorf("%s: history %d ttl %s, want %d and %s", b.name, st.History(), st.TTL(), b.history, b.ttl)
 		}
 	}
-	s, err := js.Stream(ctx, distrib.UsageStream)
+	s, err := js.Stream(ctx, natsnames.UsageStream)
 	if err != nil {
 		t.Fatal(err)
 	}

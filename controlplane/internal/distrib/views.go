@@ -15,6 +15,7 @@ import (
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // ViewConfig configures the view mirror.
@@ -72,11 +73,11 @@ func (v *ViewMirror) Run(ctx context.Context) error {
 func (v *ViewMirror) watch(ctx context.Context) error {
 	kv, err := v.js.CreateOrUpdateKeyValue(ctx, ViewsBucketConfig())
 	if err != nil {
-		return fmt.Errorf("distrib: bucket %s: %w", ViewsBucket, err)
+		return fmt.Errorf("distrib: bucket %s: %w", natsnames.ViewsBucket, err)
 	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
-		return fmt.Errorf("distrib: watch %s: %w", ViewsBucket, err)
+		return fmt.Errorf("distrib: watch %s: %w", natsnames.ViewsBucket, err)
 	}
 	defer func() { _ = w.Stop() }()
 	tick := time.NewTicker(v.cfg.FlushInterval)
@@ -103,7 +104,7 @@ func (v *ViewMirror) watch(ctx context.Context) error {
 			}
 		case e, ok := <-w.Updates():
 			if !ok {
-				return errors.Join(flush(), fmt.Errorf("distrib: watch %s: the watcher stopped", ViewsBucket))
+				return errors.Join(flush(), fmt.Errorf("distrib: watch %s: the watcher stopped", natsnames.ViewsBucket))
 			}
 			if e == nil || e.Operation() != jetstream.KeyValuePut {
 				continue // end of the initial values, or a delete

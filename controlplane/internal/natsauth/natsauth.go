@@ -28,19 +28,20 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"weir.dev/routing/natsnames"
 )
 
 // ControlPlaneUser is the control plane's user name.
 const ControlPlaneUser = "weir-controlplane"
 
-// Names of the JetStream objects (controlplane/internal/distrib/names.go);
-// KV buckets are streams named "KV_<bucket>".
-const (
-	configStream   = "KV_WEIR_CONFIG"
-	viewsStream    = "KV_WEIR_VIEWS"
-	viewsBucket    = "WEIR_VIEWS"
-	affinityStream = "KV_WEIR_AFFINITY"
-	usageStream    = "WEIR_USAGE"
+// Names of the JetStream objects (weir.dev/routing/natsnames); KV buckets
+// are streams named "KV_<bucket>".
+var (
+	configStream   = natsnames.KVStream(natsnames.ConfigBucket)
+	viewsStream    = natsnames.KVStream(natsnames.ViewsBucket)
+	affinityStream = natsnames.KVStream(natsnames.AffinityBucket)
+	usageStream    = natsnames.UsageStream
 )
 
 // edgeIDPattern is what an edge id must look like to be a user: one NATS
@@ -54,7 +55,7 @@ func EdgePermissions(edgeID string) *server.Permissions {
 		// consumers of the KV reads (config watch, affinity reads, and the
 		// views every edge reads to count live edges, ROUTING R-HEAD-7).
 		"$JS.API.INFO",
-		"$JS.API.STREAM.INFO.KV_WEIR_CONFIG", "$JS.API.STREAM.INFO.KV_WEIR_VIEWS",
+		"$JS.API.STREAM.INFO." + configStream, "$JS.API.STREAM.INFO." + viewsStream,
 		"$JS.API.STREAM.INFO." + affinityStream, "$JS.API.STREAM.INFO." + usageStream,
 		"$JS.API.CONSUMER.CREATE." + configStream, "$JS.API.CONSUMER.CREATE." + configStream + ".>",
 		"$JS.API.CONSUMER.INFO." + configStream + ".>", "$JS.API.CONSUMER.DELETE." + configStream + ".>",
@@ -68,14 +69,14 @@ func EdgePermissions(edgeID string) *server.Permissions {
 		"$JS.API.STREAM.MSG.GET." + viewsStream,
 		"$JS.FC.>",
 		// Writes: its own views, affinity, call records, lease requests.
-		"$KV." + viewsBucket + ".*.*.*." + edgeID,
-		"$KV.WEIR_AFFINITY.>",
-		"weir.usage.>",
-		"weir.lease.request." + edgeID,
+		natsnames.KVSubject(natsnames.ViewsBucket, "*.*.*."+edgeID),
+		natsnames.KVSubject(natsnames.AffinityBucket, ">"),
+		natsnames.UsageSubjects,
+		natsnames.LeaseSubject + "." + edgeID,
 	}
 	return &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: pub},
-		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "weir.cmd.>"}},
+		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", natsnames.CommandSubjects}},
 	}
 }
 

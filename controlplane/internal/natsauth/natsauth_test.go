@@ -16,6 +16,7 @@ import (
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/natsauth"
 	"weir.dev/controlplane/internal/natsembed"
+	"weir.dev/routing/natsnames"
 )
 
 // authServer is an embedded server with the users of two edges, and the
@@ -89,16 +90,16 @@ func TestEdgePermissions(t *testing.T) {
 	}
 
 	// Allowed: what an edge does.
-	views, err := js.KeyValue(ctx(), distrib.ViewsBucket)
+	views, err := js.KeyValue(ctx(), natsnames.ViewsBucket)
 	if err != nil {
-		t.Fatalf("open %s: %v", distrib.ViewsBucket, err)
+		t.Fatalf("open %s: %v", natsnames.ViewsBucket, err)
 	}
 	if _, err := views.Put(ctx(), "t.r.m.edge-1", []byte("v")); err != nil {
 		t.Errorf("put own view: %v", err)
 	}
-	aff, err := js.KeyValue(ctx(), distrib.AffinityBucket)
+	aff, err := js.KeyValue(ctx(), natsnames.AffinityBucket)
 	if err != nil {
-		t.Fatalf("open %s: %v", distrib.AffinityBucket, err)
+		t.Fatalf("open %s: %v", natsnames.AffinityBucket, err)
 	}
 	if _, err := aff.Put(ctx(), "t.job", []byte("m")); err != nil {
 		t.Errorf("put affinity: %v", err)
@@ -106,12 +107,12 @@ func TestEdgePermissions(t *testing.T) {
 	if e, err := aff.Get(ctx(), "t.job"); err != nil || string(e.Value()) != "m" {
 		t.Errorf("get affinity: %v", err)
 	}
-	if _, err := js.Publish(ctx(), distrib.UsageSubjectPrefix+"t", []byte("record")); err != nil {
+	if _, err := js.Publish(ctx(), natsnames.UsageSubjectPrefix+"t", []byte("record")); err != nil {
 		t.Errorf("publish usage: %v", err)
 	}
-	cfg, err := js.KeyValue(ctx(), distrib.ConfigBucket)
+	cfg, err := js.KeyValue(ctx(), natsnames.ConfigBucket)
 	if err != nil {
-		t.Fatalf("open %s: %v", distrib.ConfigBucket, err)
+		t.Fatalf("open %s: %v", natsnames.ConfigBucket, err)
 	}
 	w, err := cfg.WatchAll(ctx())
 	if err != nil {
@@ -142,7 +143,7 @@ func TestEdgePermissions(t *testing.T) {
 	}
 	// Its own lease subject (nobody answers here: no responders, not a
 	// permission error).
-	if _, err := edge.Request(distrib.LeaseSubject+".edge-1", []byte("x"), 200*time.Millisecond); err != nil && !errors.Is(err, nats.ErrNoResponders) {
+	if _, err := edge.Request(natsnames.LeaseSubject+".edge-1", []byte("x"), 200*time.Millisecond); err != nil && !errors.Is(err, nats.ErrNoResponders) {
 		t.Errorf("request on its own lease subject: %v", err)
 	}
 	if err := edge.Flush(); err != nil {
@@ -171,10 +172,10 @@ func TestEdgePermissions(t *testing.T) {
 	if _, err := js.CreateKeyValue(ctx(), jetstream.KeyValueConfig{Bucket: "EVIL"}); err == nil {
 		t.Error("an edge created a bucket")
 	}
-	if err := js.DeleteStream(ctx(), distrib.UsageStream); err == nil {
+	if err := js.DeleteStream(ctx(), natsnames.UsageStream); err == nil {
 		t.Error("an edge deleted the usage stream")
 	}
-	if _, err := js.CreateOrUpdateConsumer(ctx(), distrib.UsageStream, jetstream.ConsumerConfig{Durable: "steal"}); err == nil {
+	if _, err := js.CreateOrUpdateConsumer(ctx(), natsnames.UsageStream, jetstream.ConsumerConfig{Durable: "steal"}); err == nil {
 		t.Error("an edge read the usage stream")
 	}
 	sub, err := edge.SubscribeSync("weir.usage.>")
@@ -191,7 +192,7 @@ func TestEdgePermissions(t *testing.T) {
 	}
 	// Leases are asked for on the edge's own subject only, so the lease
 	// server can tell which edge asks.
-	for _, subj := range []string{distrib.LeaseSubject + ".edge-2", distrib.LeaseSubject} {
+	for _, subj := range []string{natsnames.LeaseSubject + ".edge-2", natsnames.LeaseSubject} {
 		if err := edge.Publish(subj, []byte("forged")); err == nil {
 			_ = edge.Flush()
 			select {
@@ -204,7 +205,7 @@ func TestEdgePermissions(t *testing.T) {
 			}
 		}
 	}
-	if err := edge.Publish(distrib.RevokeSubject, []byte("forged")); err == nil {
+	if err := edge.Publish(natsnames.RevokeSubject, []byte("forged")); err == nil {
 		_ = edge.Flush()
 		select {
 		case err := <-errs:

@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/server"
 	"weir.dev/db/pgtest"
+	"weir.dev/routing/natsnames"
 )
 
 // freeAddrs returns n distinct loopback addresses with ports free at the
@@ -82,14 +82,14 @@ func TestRunDevEmbedsNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		kv, err := js.KeyValue(ctx, distrib.ConfigBucket)
+		kv, err := js.KeyValue(ctx, natsnames.ConfigBucket)
 		if err == nil {
-			if _, err = kv.Get(ctx, distrib.ClusterKey); err == nil {
+			if _, err = kv.Get(ctx, natsnames.ClusterKey); err == nil {
 				break
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no cluster snapshot in %s: %v", distrib.ConfigBucket, err)
+			t.Fatalf("no cluster snapshot in %s: %v", natsnames.ConfigBucket, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -33,6 +33,7 @@ import (
 	"weir.dev/edge/internal/wire/openai"
 	"weir.dev/listen"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 	"weir.dev/routing/rules"
 )
 
@@ -155,7 +156,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	var keyErr error
 	if c.NATSURL != "" {
 		if c.StateDir == "" {
-			c.StateDir = filepath.Join("var", "edge-"+distrib.Token(c.EdgeID))
+			c.StateDir = filepath.Join("var", "edge-"+natsnames.Token(c.EdgeID))
 		}
 		if k := getenv("WEIR_EDGE_KEY"); k != "" {
 			c.EdgeKey, keyErr = distrib.ParseEdgeKey(k)

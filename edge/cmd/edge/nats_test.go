@@ -26,6 +26,7 @@ import (
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // testSigningKey stands for the control plane's config signing key.
@@ -165,7 +166,7 @@ func TestNATSMode(t *testing.T) {
 	upURL, _ := url.Parse(up)
 	upPort, _ := strconv.Atoi(upURL.Port())
 	raw, _ = proto.Marshal(&configv1.ClusterSnapshot{Version: 1, TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{uint32(upPort)}}})
-	if _, err := kv.Put(ctx, distrib.ClusterKey, signed(distrib.ClusterKey, raw)); err != nil {
+	if _, err := kv.Put(ctx, natsnames.ClusterKey, signed(natsnames.ClusterKey, raw)); err != nil {
 		t.Fatal(err)
 	}
 	// The refused member cools 5 s (R-FAIL-5) before it is tried again.
@@ -185,7 +186,7 @@ func TestNATSMode(t *testing.T) {
 	}
 	t.Logf("stopped in %v:\n%s", time.Since(stopAt), stderr)
 	// The record was flushed to the stream before exit.
-	s, err := js.Stream(ctx, distrib.UsageStream)
+	s, err := js.Stream(ctx, natsnames.UsageStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func TestNATSModeReadiness(t *testing.T) {
 			}
 			if tc.cluster {
 				raw, _ := proto.Marshal(&configv1.ClusterSnapshot{Version: 1})
-				if _, err := kv.Put(ctx, distrib.ClusterKey, signed(distrib.ClusterKey, raw)); err != nil {
+				if _, err := kv.Put(ctx, natsnames.ClusterKey, signed(natsnames.ClusterKey, raw)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"weir.dev/edge/internal/gateway"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // Affinity implements gateway.Affinity across edges (R-STICK-1, R-STICK-3).
@@ -115,14 +116,14 @@ func (a *Affinity) run(ctx context.Context) {
 			if err != nil {
 				continue
 			}
-			if _, err := a.js.PublishAsync(kvSubject(AffinityBucket, key), b); err != nil {
+			if _, err := a.js.PublishAsync(natsnames.KVSubject(natsnames.AffinityBucket, key), b); err != nil {
 				a.log.Debug("job affinity not shared", "key", key, "err", err)
 			}
 		}
 	}
 }
 
-func affinityKey(tenantID, jobHash string) string { return Token(tenantID) + "." + Token(jobHash) }
+func affinityKey(tenantID, jobHash string) string { return natsnames.AffinityKey(tenantID, jobHash) }
 
 // telemetryAffinity is the KV value type, named for brevity.
 type telemetryAffinity = telemetryv1.Affinity

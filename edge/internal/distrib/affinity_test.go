@@ -7,6 +7,7 @@ import (
 
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // twoEdges starts two edges on one NATS with the test tenant's pool over
@@ -19,7 +20,7 @@ func twoEdges(t *testing.T, mutate ...func(*Options)) (*natsServer, *testEdge, *
 	b := newTestEdge(t, ns.url(), "edge-b", t.TempDir(), mutate...)
 	a.start(t)
 	b.start(t)
-	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
+	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
 	waitFor(t, 5*time.Second, "both edges served", func() bool { return servedVersion(a) == 1 && servedVersion(b) == 1 })
 	return ns, a, b, map[string]*fakeprovider.Server{"m0": f0, "m1": f1}
 }
@@ -29,7 +30,7 @@ func twoEdges(t *testing.T, mutate ...func(*Options)) (*natsServer, *testEdge, *
 func slowBuckets(d time.Duration) func(*Options) {
 	return func(o *Options) {
 		o.beforeEnsure = func(ctx context.Context, bucket string) {
-			if bucket != ViewsBucket && bucket != AffinityBucket {
+			if bucket != natsnames.ViewsBucket && bucket != natsnames.AffinityBucket {
 				return
 			}
 			select {
@@ -77,7 +78,7 @@ func testAffinityShared(t *testing.T, mutate ...func(*Options)) {
 	if status != 200 || served != other.Name {
 		t.Fatalf("edge A: %d served by %q, want %q after %q was rate limited", status, served, other.Name, hashed.Name)
 	}
-	kv, err := mustJS(t, connect(t, ns.url())).KeyValue(context.Background(), AffinityBucket)
+	kv, err := mustJS(t, connect(t, ns.url())).KeyValue(context.Background(), natsnames.AffinityBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

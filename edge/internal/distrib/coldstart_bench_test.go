@@ -19,6 +19,7 @@ import (
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 const coldStartTenants = 10_000
@@ -92,8 +93,8 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		raw = signed(b, TenantKeyPrefix+benchTenantID(i), raw)
-		if _, err := js.PublishAsync("$KV."+ConfigBucket+"."+TenantKeyPrefix+benchTenantID(i), raw); err != nil {
+		raw = signed(b, natsnames.TenantKeyPrefix+benchTenantID(i), raw)
+		if _, err := js.PublishAsync("$KV."+natsnames.ConfigBucket+"."+natsnames.TenantKeyPrefix+benchTenantID(i), raw); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -105,7 +106,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 	if n := js.PublishAsyncPending(); n != 0 {
 		b.Fatalf("%d puts still pending", n)
 	}
-	kv, err := js.KeyValue(ctx, ConfigBucket)
+	kv, err := js.KeyValue(ctx, natsnames.ConfigBucket)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"weir.dev/edge/internal/gateway"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // commands applies operator commands (DESIGN.md §1.6) the moment they
@@ -47,7 +48,7 @@ const CommandMaxAge = 2 * time.Minute
 
 // subscribe starts listening on both command subjects.
 func (c *commands) subscribe(nc *nats.Conn) error {
-	for _, subj := range []string{ResetSubject, RevokeSubject} {
+	for _, subj := range []string{natsnames.ResetSubject, natsnames.RevokeSubject} {
 		sub, err := nc.Subscribe(subj, c.handle)
 		if err != nil {
 			c.unsubscribe()

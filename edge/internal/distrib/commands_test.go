@@ -11,6 +11,7 @@ import (
 	"weir.dev/edge/internal/fakeprovider"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // A member reset (R-OBS-4) and a key revocation published once reach both
@@ -42,7 +43,7 @@ func TestCommandsReachEveryEdge(t *testing.T) {
 	start := time.Now()
 	cmd := &telemetryv1.Command{Id: "c1", IssuedAt: timestamppb.Now(), Command: &telemetryv1.Command_ResetMember{
 		ResetMember: &telemetryv1.ResetMember{TenantId: testTenant, RecordId: "rec-pool", MemberName: hashed.Name}}}
-	if err := pub.Publish(ResetSubject, signed(t, ResetSubject, mustMarshal(t, cmd))); err != nil {
+	if err := pub.Publish(natsnames.ResetSubject, signed(t, natsnames.ResetSubject, mustMarshal(t, cmd))); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Second, "reset on both edges", func() bool {
@@ -54,7 +55,7 @@ func TestCommandsReachEveryEdge(t *testing.T) {
 	sum := sha256.Sum256([]byte(testCallerKey))
 	start = time.Now()
 	cmd = &telemetryv1.Command{Id: "c2", IssuedAt: timestamppb.Now(), Command: &telemetryv1.Command_RevokeKey{RevokeKey: &telemetryv1.RevokeKey{TenantId: testTenant, Sha256: sum[:]}}}
-	if err := pub.Publish(RevokeSubject, signed(t, RevokeSubject, mustMarshal(t, cmd))); err != nil {
+	if err := pub.Publish(natsnames.RevokeSubject, signed(t, natsnames.RevokeSubject, mustMarshal(t, cmd))); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Second, "revocation on both edges", func() bool {

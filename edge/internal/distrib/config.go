@@ -16,6 +16,7 @@ import (
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
 	"weir.dev/routing/compile"
+	"weir.dev/routing/natsnames"
 )
 
 // SecretSink takes the secret store built from the installed snapshots; the
@@ -87,7 +88,7 @@ func (s *configState) loadDisk() (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.cluster != nil {
-		payload, err := openSigned(s.pub, ClusterKey, c.cluster)
+		payload, err := openSigned(s.pub, natsnames.ClusterKey, c.cluster)
 		var cs *configv1.ClusterSnapshot
 		var sec []secrets.Secret
 		if err == nil {
@@ -104,7 +105,7 @@ func (s *configState) loadDisk() (int, error) {
 		id, err := tenantOfFile(name)
 		var payload []byte
 		if err == nil {
-			payload, err = openSigned(s.pub, TenantKeyPrefix+id, raw)
+			payload, err = openSigned(s.pub, natsnames.TenantKeyPrefix+id, raw)
 		}
 		if err == nil && len(payload) == 0 {
 			err = fmt.Errorf("distrib: file %s holds a tombstone", name)
@@ -160,16 +161,16 @@ func (s *configState) apply(batch []change, initial bool) {
 	defer s.mu.Unlock()
 	var clusterChange *change
 	for i := range batch {
-		if batch[i].key == ClusterKey {
+		if batch[i].key == natsnames.ClusterKey {
 			clusterChange = &batch[i]
 		}
 	}
 	clusterChanged := false
 	if clusterChange != nil && clusterChange.deleted {
-		s.log.Warn("cluster snapshot deletion ignored: not signed", "key", ClusterKey)
+		s.log.Warn("cluster snapshot deletion ignored: not signed", "key", natsnames.ClusterKey)
 	}
 	if clusterChange != nil && !clusterChange.deleted {
-		payload, err := openSigned(s.pub, ClusterKey, clusterChange.raw)
+		payload, err := openSigned(s.pub, natsnames.ClusterKey, clusterChange.raw)
 		var cs *configv1.ClusterSnapshot
 		var sec []secrets.Secret
 		if err == nil {
@@ -189,9 +190,9 @@ func (s *configState) apply(batch []change, initial bool) {
 	updated := map[string]*tenantState{}
 	var removed []string
 	for _, ch := range batch {
-		id, ok := strings.CutPrefix(ch.key, TenantKeyPrefix)
+		id, ok := strings.CutPrefix(ch.key, natsnames.TenantKeyPrefix)
 		if !ok {
-			if ch.key != ClusterKey {
+			if ch.key != natsnames.ClusterKey {
 				s.log.Debug("config bucket: unknown key ignored", "key", ch.key)
 			}
 			continue

@@ -18,6 +18,7 @@ import (
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/secrets"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // Options configure an Edge. NATS, EdgeID, StateDir, EdgeKey, Registry,
@@ -191,10 +192,10 @@ func New(o Options) (*Edge, error) {
 		}
 		return nil
 	}
-	e.views = &viewPublisher{js: e.kvjs, nc: o.NATS, reg: o.Registry, states: o.States, edgeID: o.EdgeID, edgeToken: Token(o.EdgeID),
+	e.views = &viewPublisher{js: e.kvjs, nc: o.NATS, reg: o.Registry, states: o.States, edgeID: o.EdgeID, edgeToken: natsnames.Token(o.EdgeID),
 		now: o.Now, log: o.Log, interval: o.ViewInterval, heartbeat: o.ViewHeartbeat,
 		open: func() bool { return e.viewsKV.Load() != nil }}
-	e.live = newLiveEdges(Token(o.EdgeID), o.liveWindow, o.Now, o.Log)
+	e.live = newLiveEdges(natsnames.Token(o.EdgeID), o.liveWindow, o.Now, o.Log)
 	e.cmds = &commands{reg: o.Registry, states: o.States, log: o.Log, pub: o.ConfigPublicKey, now: o.Now}
 	return e, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // seedCache writes snapshots into the disk cache under stateDir, as an
@@ -22,7 +23,7 @@ func seedCache(t *testing.T, stateDir string, snaps ...*configv1.TenantSnapshot)
 		t.Fatal(err)
 	}
 	for _, s := range snaps {
-		c.putTenant(s.GetTenant().GetId(), signed(t, TenantKeyPrefix+s.GetTenant().GetId(), mustMarshal(t, s)))
+		c.putTenant(s.GetTenant().GetId(), signed(t, natsnames.TenantKeyPrefix+s.GetTenant().GetId(), mustMarshal(t, s)))
 	}
 	c.close()
 }
@@ -75,7 +76,7 @@ func TestWritesWaitForBuckets(t *testing.T) {
 	// JetStream's own retries of a publish nobody takes (2 × 250 ms).
 	time.Sleep(time.Second)
 	js := mustJS(t, connect(t, ns.url()))
-	if _, err := js.KeyValue(context.Background(), AffinityBucket); err == nil {
+	if _, err := js.KeyValue(context.Background(), natsnames.AffinityBucket); err == nil {
 		t.Fatal("WEIR_AFFINITY exists while its setup is held: the test would prove nothing")
 	}
 	select {
@@ -97,13 +98,13 @@ func TestWritesWaitForBuckets(t *testing.T) {
 		}
 		return e.Value()
 	}
-	waitFor(t, 5*time.Second, "the early affinity write in WEIR_AFFINITY", func() bool { return get(AffinityBucket, key) != nil })
+	waitFor(t, 5*time.Second, "the early affinity write in WEIR_AFFINITY", func() bool { return get(natsnames.AffinityBucket, key) != nil })
 	var aff telemetryAffinity
-	if err := proto.Unmarshal(get(AffinityBucket, key), &aff); err != nil || aff.GetRecordId() != "rec-pool" || aff.GetMemberName() != served {
+	if err := proto.Unmarshal(get(natsnames.AffinityBucket, key), &aff); err != nil || aff.GetRecordId() != "rec-pool" || aff.GetMemberName() != served {
 		t.Fatalf("affinity %v (%v), want rec-pool/%s", &aff, err, served)
 	}
 	waitFor(t, 5*time.Second, "the member's view in WEIR_VIEWS", func() bool {
-		return get(ViewsBucket, testTenant+".rec-pool.m0.edge-a") != nil
+		return get(natsnames.ViewsBucket, testTenant+".rec-pool.m0.edge-a") != nil
 	})
 	select {
 	case <-te.Synced():
@@ -157,7 +158,7 @@ func TestReadiness(t *testing.T) {
 	t.Run("only a cluster entry", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		putKV(t, connect(t, ns.url()), ConfigBucketConfig(), ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
+		putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
 		te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
 		te.start(t)
 		synced(t, te)
@@ -165,7 +166,7 @@ func TestReadiness(t *testing.T) {
 			t.Fatal("not ready with a cluster snapshot and no tenants")
 		}
 		// Later changes still arrive.
-		putKV(t, connect(t, ns.url()), ConfigBucketConfig(), TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, "http://127.0.0.1:9")))
+		putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, "http://127.0.0.1:9")))
 		waitFor(t, 5*time.Second, "the tenant put after the sync", func() bool { return servedVersion(te) == 1 })
 	})
 	t.Run("no NATS and no cache", func(t *testing.T) {
@@ -201,7 +202,7 @@ func TestReadiness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.putCluster(signed(t, ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1})))
+		c.putCluster(signed(t, natsnames.ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1})))
 		c.close()
 		te := newTestEdge(t, ns.url(), "edge-a", dir)
 		if readyz(t, te) != http.StatusOK {

@@ -31,6 +31,7 @@ import (
 	"weir.dev/edge/internal/wire/openai"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 const (
@@ -195,7 +196,7 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 // a value of WEIR_CONFIG is signed first, as the control plane signs it.
 func putKV(t *testing.T, nc *nats.Conn, cfg jetstream.KeyValueConfig, key string, val []byte) {
 	t.Helper()
-	if cfg.Bucket == ConfigBucket {
+	if cfg.Bucket == natsnames.ConfigBucket {
 		val = signed(t, key, val)
 	}
 	putRawKV(t, nc, cfg, key, val)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"weir.dev/routing/natsnames"
 )
 
 func readAll(t *testing.T, j *journal, from pos) ([]string, pos) {
@@ -117,8 +118,8 @@ func TestEntryRoundTrip(t *testing.T) {
 func TestTokenAndEdgeKey(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{"": "_", "abc-1_Z": "abc-1_Z", "host.example.com": "host_example_com", "a b*>": "a_b__"} {
-		if got := Token(in); got != want {
-			t.Errorf("Token(%q) = %q, want %q", in, got, want)
+		if got := natsnames.Token(in); got != want {
+			t.Errorf("natsnames.Token(%q) = %q, want %q", in, got, want)
 		}
 	}
 	hexKey := "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"

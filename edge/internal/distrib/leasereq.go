@@ -12,6 +12,7 @@ import (
 
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // Requester sends a lease request and waits for its reply.
@@ -131,7 +132,7 @@ func (l *Leases) request(req *telemetryv1.LeaseRequest) (*telemetryv1.LeaseGrant
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	reply, rerr := l.req.RequestWithContext(ctx, LeaseRequestSubject(req.GetEdgeId()), data)
+	reply, rerr := l.req.RequestWithContext(ctx, natsnames.LeaseRequestSubject(req.GetEdgeId()), data)
 	if rerr != nil && reply == nil {
 		return nil, fmt.Errorf("distrib: lease request for budget %s: %w", req.GetBudgetId(), rerr)
 	}

@@ -13,6 +13,7 @@ import (
 
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // fakeLeaser is a control plane's lease server in miniature: it grants
@@ -33,9 +34,9 @@ type fakeLeaser struct {
 func newFakeLeaser(t *testing.T, nc *nats.Conn, slice int64, ttl time.Duration, budgets map[string]int64) *fakeLeaser {
 	t.Helper()
 	f := &fakeLeaser{remaining: budgets, slice: slice, ttl: ttl, nc: nc}
-	sub, err := nc.Subscribe(LeaseSubject+".*", func(m *nats.Msg) {
+	sub, err := nc.Subscribe(natsnames.LeaseSubject+".*", func(m *nats.Msg) {
 		var req telemetryv1.LeaseRequest
-		if err := proto.Unmarshal(m.Data, &req); err != nil || m.Subject != LeaseRequestSubject(req.GetEdgeId()) {
+		if err := proto.Unmarshal(m.Data, &req); err != nil || m.Subject != natsnames.LeaseRequestSubject(req.GetEdgeId()) {
 			return // like the real server: the subject names the asking edge
 		}
 		f.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // R-HEAD-7: two running edges see each other's member views and count 2;
@@ -24,7 +25,7 @@ func TestLiveEdgesFromViewsRHEAD7(t *testing.T) {
 	// A tenant rpm of 2 over 2 edges: 1 per edge.
 	snap := tenantSnap(t, 2, fakes["m0"].URL(), fakes["m1"].URL())
 	snap.Tenant.Limits = &configv1.CallerLimits{Rpm: 2}
-	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), TenantKeyPrefix+testTenant, mustMarshal(t, snap))
+	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, snap))
 	waitFor(t, 5*time.Second, "version 2 served", func() bool { return servedVersion(a) == 2 })
 	if status, _ := a.call(t, ""); status != 200 {
 		t.Fatalf("first call on A: %d", status)
@@ -63,11 +64,11 @@ func TestLiveEdgesWatchWithEdgePermissionsRHEAD7(t *testing.T) {
 	put := func(key string) { putRawKV(t, admin, ViewsBucketConfig(), key, []byte("v")) }
 	put(testTenant + ".rec.m0.edge-x")
 	put(testTenant + ".rec.m1.edge-x")
-	put(ManagedTenantToken + ".rec.m0.edge-y")
+	put(natsnames.ManagedTenantToken + ".rec.m0.edge-y")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := mustJS(t, connect(t, "nats://edge-x:x@127.0.0.1:"+port)).KeyValue(ctx, ViewsBucket)
+	kv, err := mustJS(t, connect(t, "nats://edge-x:x@127.0.0.1:"+port)).KeyValue(ctx, natsnames.ViewsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

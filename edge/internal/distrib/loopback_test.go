@@ -7,6 +7,7 @@ import (
 
 	"weir.dev/edge/internal/gateway"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // R-SEC-2: the loopback ports tenant records may dial come with each cluster
@@ -18,7 +19,7 @@ func TestClusterSnapshotSetsTenantLoopbackRSEC2(t *testing.T) {
 	st := newConfigState(gateway.NewRegistry(), &storeSink{}, testEdgeKey, testPublicKey, nil, testLog(t))
 	st.loopback = func(l rules.TenantLoopback) { got = append(got, l) }
 	put := func(cs *configv1.ClusterSnapshot) {
-		st.apply([]change{{key: ClusterKey, raw: signed(t, ClusterKey, mustMarshal(t, cs))}}, false)
+		st.apply([]change{{key: natsnames.ClusterKey, raw: signed(t, natsnames.ClusterKey, mustMarshal(t, cs))}}, false)
 	}
 	put(&configv1.ClusterSnapshot{Version: 1, TenantLoopback: &configv1.TenantLoopback{Ports: []uint32{8000, 11434}}})
 	put(&configv1.ClusterSnapshot{Version: 2})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // Config propagation to two edges: 50 changes to one tenant (a member's
@@ -44,9 +45,9 @@ func TestPropagationTwoEdges(t *testing.T) {
 		if v%2 == 0 {                     // and a model added every other one
 			rec.Models = append(rec.Models, &configv1.Model{Name: "gpt-v" + itoa(int(v)), Kind: configv1.ModelKind_MODEL_KIND_CHAT})
 		}
-		return signed(t, TenantKeyPrefix+testTenant, mustMarshal(t, s))
+		return signed(t, natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, s))
 	}
-	if _, err := kv.Put(ctx, TenantKeyPrefix+testTenant, snapFor(1)); err != nil {
+	if _, err := kv.Put(ctx, natsnames.TenantKeyPrefix+testTenant, snapFor(1)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "version 1 on both edges", func() bool { return both(1) })
@@ -56,7 +57,7 @@ func TestPropagationTwoEdges(t *testing.T) {
 		v := uint64(i + 2)
 		raw := snapFor(v)
 		start := time.Now()
-		if _, err := kv.Put(ctx, TenantKeyPrefix+testTenant, raw); err != nil {
+		if _, err := kv.Put(ctx, natsnames.TenantKeyPrefix+testTenant, raw); err != nil {
 			t.Fatal(err)
 		}
 		deadline := start.Add(5 * time.Second)

@@ -20,6 +20,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // Regression (issue 12): any process on NATS could put a snapshot with a
@@ -35,7 +36,7 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 	put := connect(t, ns.url())
 	te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
 	te.start(t)
-	key := TenantKeyPrefix + testTenant
+	key := natsnames.TenantKeyPrefix + testTenant
 	putKV(t, put, ConfigBucketConfig(), key, mustMarshal(t, tenantSnap(t, 2, fake.URL())))
 	waitFor(t, 5*time.Second, "version 2 served", func() bool { return servedVersion(te) == 2 })
 
@@ -55,7 +56,7 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 	}{
 		{"unsigned, huge version", forged(1 << 60)},
 		{"signed with another key", signWith(t, other, key, forged(9))},
-		{"signed for another key name", signed(t, TenantKeyPrefix+"other-tenant", forged(9))},
+		{"signed for another key name", signed(t, natsnames.TenantKeyPrefix+"other-tenant", forged(9))},
 		{"bad signature", badSig},
 		{"envelope without signature", mustMarshal(t, &configv1.Signed{Payload: forged(9)})},
 		{"older version, signed", signed(t, key, forged(1))},
@@ -67,7 +68,7 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 		m := tenantSnap(t, 1)
 		m.Tenant = &configv1.Tenant{Id: marker, Name: marker}
 		m.ApiKeys, m.Secrets, m.Records = nil, nil, nil
-		putKV(t, put, ConfigBucketConfig(), TenantKeyPrefix+marker, mustMarshal(t, m))
+		putKV(t, put, ConfigBucketConfig(), natsnames.TenantKeyPrefix+marker, mustMarshal(t, m))
 		waitFor(t, 5*time.Second, "marker served", func() bool { return te.reg.Tenant(marker) != nil })
 		if v := servedVersion(te); v != 2 {
 			t.Fatalf("%s: served version %d, want 2", c.name, v)
@@ -76,14 +77,14 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 			t.Fatalf("%s: the forged API key authenticates", c.name)
 		}
 	}
-	kv, err := mustJS(t, put).KeyValue(context.Background(), ConfigBucket)
+	kv, err := mustJS(t, put).KeyValue(context.Background(), natsnames.ConfigBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.Delete(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
-	putKV(t, put, ConfigBucketConfig(), TenantKeyPrefix+"tenant-marker-del", mustMarshal(t, &configv1.TenantSnapshot{
+	putKV(t, put, ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-marker-del", mustMarshal(t, &configv1.TenantSnapshot{
 		Version: 1, Tenant: &configv1.Tenant{Id: "tenant-marker-del", Name: "m"}}))
 	waitFor(t, 5*time.Second, "marker served", func() bool { return te.reg.Tenant("tenant-marker-del") != nil })
 	if v := servedVersion(te); v != 2 {
@@ -139,12 +140,12 @@ func TestForgedCommandsIgnored(t *testing.T) {
 		data []byte
 	}{
 		{"unsigned", revoke("f1", now)},
-		{"signed with another key", signWith(t, other, RevokeSubject, revoke("f2", now))},
-		{"signed for another subject", signed(t, ResetSubject, revoke("f3", now))},
-		{"issued long ago", signed(t, RevokeSubject, revoke("f4", now.Add(-time.Hour)))},
-		{"issued in the future", signed(t, RevokeSubject, revoke("f5", now.Add(time.Hour)))},
+		{"signed with another key", signWith(t, other, natsnames.RevokeSubject, revoke("f2", now))},
+		{"signed for another subject", signed(t, natsnames.ResetSubject, revoke("f3", now))},
+		{"issued long ago", signed(t, natsnames.RevokeSubject, revoke("f4", now.Add(-time.Hour)))},
+		{"issued in the future", signed(t, natsnames.RevokeSubject, revoke("f5", now.Add(time.Hour)))},
 	} {
-		if err := pub.Publish(RevokeSubject, c.data); err != nil {
+		if err := pub.Publish(natsnames.RevokeSubject, c.data); err != nil {
 			t.Fatal(err)
 		}
 		if err := pub.Flush(); err != nil {
@@ -160,7 +161,7 @@ func TestForgedCommandsIgnored(t *testing.T) {
 	// commands state twice, the second time after the state was reset by
 	// the key's reinstatement (a new snapshot).
 	cmds := &commands{reg: a.reg, states: a.states, log: testLog(t), pub: testPublicKey, now: time.Now}
-	msg := signed(t, RevokeSubject, revoke("ok-1", time.Now()))
+	msg := signed(t, natsnames.RevokeSubject, revoke("ok-1", time.Now()))
 	var m telemetryv1.Command
 	if err := proto.Unmarshal(revoke("ok-1", time.Now()), &m); err != nil {
 		t.Fatal(err)
@@ -171,7 +172,7 @@ func TestForgedCommandsIgnored(t *testing.T) {
 	if err := cmds.fresh(&m); err == nil {
 		t.Fatal("a replayed command accepted")
 	}
-	if err := pub.Publish(RevokeSubject, msg); err != nil {
+	if err := pub.Publish(natsnames.RevokeSubject, msg); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 2*time.Second, "signed revocation applied", func() bool {
@@ -215,14 +216,14 @@ func TestEdgeWaitsForBucketsItMayNotCreate(t *testing.T) {
 	admin := connect(t, "nats://admin:a@127.0.0.1:"+port)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := mustJS(t, admin).KeyValue(ctx, ConfigBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
-		t.Fatalf("the edge made %s (or the lookup failed: %v)", ConfigBucket, err)
+	if _, err := mustJS(t, admin).KeyValue(ctx, natsnames.ConfigBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Fatalf("the edge made %s (or the lookup failed: %v)", natsnames.ConfigBucket, err)
 	}
 	// The control plane comes and makes them.
 	for _, cfg := range []jetstream.KeyValueConfig{ViewsBucketConfig(), AffinityBucketConfig()} {
 		putKV(t, admin, cfg, "x", []byte("x"))
 	}
-	putKV(t, admin, ConfigBucketConfig(), TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
+	putKV(t, admin, ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
 	select {
 	case <-te.Synced():
 	case <-time.After(20 * time.Second):

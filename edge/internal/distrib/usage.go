@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 // Usage implements usage.Sink over the WEIR_USAGE stream, exactly once
@@ -260,7 +261,7 @@ func (u *Usage) publish(payload []byte) (jetstream.PubAckFuture, error) {
 	if mp := u.nc.MaxPayload(); mp > 0 && int64(len(body)) > mp-1024 {
 		return nil, fmt.Errorf("%w: call %s is %d bytes", errSkip, callID, len(body))
 	}
-	msg := &nats.Msg{Subject: UsageSubjectPrefix + Token(tenantID), Data: body, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: natsnames.UsageSubject(tenantID), Data: body, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, callID)
 	f, err := u.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Second))
 	if errors.Is(err, nats.ErrMaxPayload) {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/natsnames"
 )
 
 func callRecord(i int) *telemetryv1.CallRecord {
@@ -24,7 +25,7 @@ func streamCount(t *testing.T, js jetstream.JetStream) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, UsageStream)
+	s, err := js.Stream(ctx, natsnames.UsageStream)
 	if err != nil {
 		return 0
 	}
@@ -41,7 +42,7 @@ func streamCallIDs(t *testing.T, js jetstream.JetStream) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, UsageStream)
+	s, err := js.Stream(ctx, natsnames.UsageStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func streamCallIDs(t *testing.T, js jetstream.JetStream) []string {
 		if got := m.Header.Get(jetstream.MsgIDHeader); got != rec.GetCallId() {
 			t.Fatalf("message %d: Nats-Msg-Id %q, call id %q", seq, got, rec.GetCallId())
 		}
-		if m.Subject != UsageSubjectPrefix+testTenant {
+		if m.Subject != natsnames.UsageSubjectPrefix+testTenant {
 			t.Fatalf("message %d on %q", seq, m.Subject)
 		}
 		ids = append(ids, rec.GetCallId())

@@ -14,6 +14,7 @@ import (
 	"weir.dev/edge/internal/gateway"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // viewPublisher puts each member's view (R-OBS-1) into WEIR_VIEWS: every
@@ -96,7 +97,7 @@ func (v *viewPublisher) scan() {
 				if err != nil {
 					continue
 				}
-				if _, err := v.js.PublishAsync(kvSubject(ViewsBucket, key), val); err != nil {
+				if _, err := v.js.PublishAsync(natsnames.KVSubject(natsnames.ViewsBucket, key), val); err != nil {
 					v.log.Debug("member view not put", "key", key, "err", err)
 					continue
 				}
@@ -115,10 +116,10 @@ func (v *viewPublisher) scan() {
 // tenant token ManagedTenantToken for managed records.
 func viewKey(r *routing.Record, m *routing.Member, edgeToken string) string {
 	tenant := r.TenantID
-	if r.Managed || tenant == "" {
-		tenant = ManagedTenantToken
+	if r.Managed {
+		tenant = "" // natsnames.ViewKey writes ManagedTenantToken
 	}
-	return Token(tenant) + "." + Token(r.ID) + "." + Token(m.Name) + "." + edgeToken
+	return natsnames.ViewKey(tenant, r.ID, m.Name, edgeToken)
 }
 
 // memberView is the wire form of a member's state, without observed_at.

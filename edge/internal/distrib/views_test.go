@@ -10,6 +10,7 @@ import (
 	"weir.dev/edge/internal/fakeprovider"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
+	"weir.dev/routing/natsnames"
 )
 
 // Each member's view lands in WEIR_VIEWS under
@@ -18,7 +19,7 @@ import (
 func TestViewsPutOnChange(t *testing.T) {
 	t.Parallel()
 	ns, a, _, fakes := twoEdges(t)
-	kv, err := mustJS(t, connect(t, ns.url())).KeyValue(context.Background(), ViewsBucket)
+	kv, err := mustJS(t, connect(t, ns.url())).KeyValue(context.Background(), natsnames.ViewsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
