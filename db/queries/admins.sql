@@ -64,3 +64,36 @@ SELECT * FROM admin_tokens WHERE admin_id = @admin_id ORDER BY created_at;
 -- name: RevokeAdminToken :execrows
 UPDATE admin_tokens SET revoked_at = now()
 WHERE id = @id AND admin_id = @admin_id AND revoked_at IS NULL;
+
+-- name: CountClusterAdmins :one
+-- CountClusterAdmins counts the enabled admins holding cluster_admin.
+SELECT count(DISTINCT r.admin_id) FROM admin_roles r
+JOIN admins a ON a.id = r.admin_id
+WHERE r.role = 'cluster_admin' AND NOT a.disabled;
+
+-- name: ListAdminGrants :many
+-- ListAdminGrants lists an admin's role grants with the tenants' names
+-- (tenant_name is NULL for cluster_admin).
+SELECT r.role, r.tenant_id, t.name AS tenant_name
+FROM admin_roles r
+LEFT JOIN tenants t ON t.id = r.tenant_id
+WHERE r.admin_id = @admin_id
+ORDER BY r.role, t.name;
+
+-- name: ListAdminsWithTenantRole :many
+-- ListAdminsWithTenantRole lists the admins holding any role on the tenant.
+SELECT a.* FROM admins a
+WHERE EXISTS (SELECT 1 FROM admin_roles r WHERE r.admin_id = a.id AND r.tenant_id = @tenant_id)
+ORDER BY a.name;
+
+-- name: AdminLastSeen :one
+-- AdminLastSeen is the latest use of any of the admin's tokens (NULL if none).
+SELECT max(last_used_at)::timestamptz AS last_seen FROM admin_tokens WHERE admin_id = @admin_id;
+
+-- name: GetAdminToken :one
+SELECT * FROM admin_tokens WHERE id = @id;
+
+-- name: LockAdminRoles :exec
+-- LockAdminRoles serialises changes that must keep at least one cluster admin
+-- (a transaction-scoped advisory lock).
+SELECT pg_advisory_xact_lock(7070001);

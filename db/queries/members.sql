@@ -7,14 +7,14 @@ INSERT INTO pool_members (
     auth_kind, auth_header, aws_service, aws_region, access_key_secret,
     token_url, client_id, client_secret_secret, oauth_scopes, key_secret,
     region, retains_data, tags, rpm, input_tpm, output_tpm,
-    weight, tier, model_map, models, off, account, api_version
+    weight, "order", model_map, models, off, account, api_version
 )
 SELECT
     r.id, r.scope, @name, @preset, @base_url,
     sqlc.narg(auth_kind), sqlc.narg(auth_header), @aws_service, @aws_region, sqlc.narg(access_key_secret),
     @token_url, @client_id, sqlc.narg(client_secret_secret), @oauth_scopes, sqlc.narg(key_secret),
     sqlc.narg(region), sqlc.narg(retains_data), @tags, sqlc.narg(rpm), sqlc.narg(input_tpm), sqlc.narg(output_tpm),
-    @weight, @tier, @model_map, @models, @off, sqlc.narg(account), sqlc.narg(api_version)
+    @weight, sqlc.arg('order'), @model_map, @models, @off, sqlc.narg(account), sqlc.narg(api_version)
 FROM provider_records r
 WHERE r.scope = owner_scope(sqlc.narg(tenant_id)::uuid) AND r.name = @record_name
 RETURNING *;
@@ -30,7 +30,7 @@ UPDATE pool_members SET
     oauth_scopes = @oauth_scopes, key_secret = sqlc.narg(key_secret),
     region = sqlc.narg(region), retains_data = sqlc.narg(retains_data), tags = @tags,
     rpm = sqlc.narg(rpm), input_tpm = sqlc.narg(input_tpm), output_tpm = sqlc.narg(output_tpm),
-    weight = @weight, tier = @tier, model_map = @model_map, models = @models, off = @off,
+    weight = @weight, "order" = sqlc.arg('order'), model_map = @model_map, models = @models, off = @off,
     account = sqlc.narg(account), api_version = sqlc.narg(api_version),
     updated_at = now()
 WHERE record_id = (
@@ -60,17 +60,17 @@ JOIN provider_records r ON r.id = m.record_id
 WHERE r.scope = owner_scope(sqlc.narg(tenant_id)::uuid) AND r.name = @record_name AND m.name = @name;
 
 -- name: ListPoolMembers :many
--- ListPoolMembers lists one record's members by tier, then name.
+-- ListPoolMembers lists one record's members by order, then name.
 SELECT m.* FROM pool_members m
 JOIN provider_records r ON r.id = m.record_id
 WHERE r.scope = owner_scope(sqlc.narg(tenant_id)::uuid) AND r.name = @record_name
-ORDER BY m.tier, m.name;
+ORDER BY m."order", m.name;
 
 -- name: ListOwnerPoolMembers :many
 -- ListOwnerPoolMembers lists the members of all the owner's records (snapshots).
 SELECT * FROM pool_members
 WHERE scope = owner_scope(sqlc.narg(tenant_id)::uuid)
-ORDER BY record_id, tier, name;
+ORDER BY record_id, "order", name;
 
 -- name: CountPoolMembers :one
 SELECT count(*) FROM pool_members m

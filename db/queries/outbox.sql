@@ -46,15 +46,20 @@ RETURNING *;
 -- (the periodic resync).
 SELECT * FROM config_revisions WHERE published_revision < desired_revision ORDER BY updated_at;
 
--- name: InsertAudit :one
-INSERT INTO audit_log (admin_id, actor, tenant_id, action, object_kind, object_name, details)
-VALUES (sqlc.narg(admin_id)::uuid, @actor, sqlc.narg(tenant_id)::uuid, @action, @object_kind, @object_name, @details)
-RETURNING *;
+-- name: StalledOutbox :one
+-- StalledOutbox counts unpublished outbox rows created before `before`, of one
+-- tenant (tenant_id NULL: the cluster snapshot) or of all when all_tenants.
+SELECT count(*) AS stalled, min(created_at)::timestamptz AS oldest
+FROM outbox
+WHERE published_at IS NULL AND created_at < @before
+  AND (@all_tenants::bool OR tenant_id IS NOT DISTINCT FROM sqlc.narg(tenant_id)::uuid);
 
--- name: ListAudit :many
--- ListAudit pages backwards through a tenant's audit entries (tenant_id NULL:
--- cluster entries): entries with id < before_id, newest first.
-SELECT * FROM audit_log
-WHERE tenant_id IS NOT DISTINCT FROM sqlc.narg(tenant_id)::uuid AND id < @before_id
-ORDER BY id DESC
-LIMIT @max_rows;
+-- name: ListOutboxSince :many
+-- ListOutboxSince lists outbox rows with id > after_id in id order (tests and
+-- the publisher's diagnostics).
+SELECT * FROM outbox WHERE id > @after_id ORDER BY id;
+
+-- name: ListConfigRevisions :many
+-- ListConfigRevisions lists the publication state of every snapshot, the
+-- cluster's (tenant_id NULL) included (the publisher's reconcile at start).
+SELECT * FROM config_revisions ORDER BY updated_at;

@@ -42,3 +42,8 @@ SET allowed_regions = EXCLUDED.allowed_regions,
     required_tags = EXCLUDED.required_tags,
     updated_at = now()
 RETURNING *;
+
+-- name: ListKnownTenants :many
+-- ListKnownTenants returns which of the given ids are tenants (usage
+-- ingest drops the records of tenants that no longer exist).
+SELECT id FROM tenants WHERE id = ANY(@ids::uuid[]);

@@ -111,7 +111,7 @@ func TestConstraints(t *testing.T) {
 		{"weight 10000", member("@pool", "@t1", "w", ", weight", ", 10000"), ""},
 		{"weight 0", member("@pool", "@t1", "w", ", weight", ", 0"), "pool_members_weight_range"},
 		{"weight 10001", member("@pool", "@t1", "w", ", weight", ", 10001"), "pool_members_weight_range"},
-		{"order 0", member("@pool", "@t1", "w", ", tier", ", 0"), "pool_members_tier_positive"},
+		{"order 0", member("@pool", "@t1", "w", `, "order"`, ", 0"), "pool_members_order_positive"},
 		{"member of a plain record", member("@plain", "@t1", "w", "", ""), "pool_members_pool_only"},
 		{"member scope differs from its record", member("@pool", "@t2", "w", "", ""), "pool_members_record_fkey"},
 		{"member tags not strings", member("@pool", "@t1", "w", ", tags", `, '{"a": 1}'`), "pool_members_tags_object"},

@@ -84,7 +84,7 @@ func TestPooledRecordRoundTrip(t *testing.T) {
 	// retains_data, limits, account and api version.
 	eu := must[sqlc.PoolMember](t)(q.AddPoolMember(ctx, sqlc.AddPoolMemberParams{
 		TenantID: acme.ID, RecordName: "gpt", Name: "m-eu", BaseURL: "https://azure-eu.openai.azure.com",
-		OauthScopes: []string{}, Tags: []byte(`{}`), Weight: 3, Tier: 1, ModelMap: []byte(`{"gpt-4o": "gpt4o-eu"}`),
+		OauthScopes: []string{}, Tags: []byte(`{}`), Weight: 3, Order: 1, ModelMap: []byte(`{"gpt-4o": "gpt4o-eu"}`),
 		Models: []string{},
 	}))
 	us := must[sqlc.PoolMember](t)(q.AddPoolMember(ctx, sqlc.AddPoolMemberParams{
@@ -92,7 +92,7 @@ func TestPooledRecordRoundTrip(t *testing.T) {
 		BaseURL: "https://azure-us.openai.azure.com", AuthKind: text("api_key"), AuthHeader: text("api-key"),
 		OauthScopes: []string{}, KeySecret: text("azure-us"), Region: text("us-east"),
 		RetainsData: pgtype.Bool{Bool: true, Valid: true}, Tags: []byte(`{"zone": "b"}`),
-		RPM: int8v(60), InputTPM: int8v(0), OutputTPM: int8v(1000), Weight: 1, Tier: 2, ModelMap: []byte(`{}`),
+		RPM: int8v(60), InputTPM: int8v(0), OutputTPM: int8v(1000), Weight: 1, Order: 2, ModelMap: []byte(`{}`),
 		Models: []string{"gpt-4o"}, Off: true, Account: text("sub-2"), APIVersion: text("2025-01-01"),
 	}))
 	if eu.Scope != acme.ID || eu.RecordID != rec.ID {
@@ -135,7 +135,7 @@ func TestPooledRecordRoundTrip(t *testing.T) {
 		t.Errorf("other tenant GetProviderRecord: err %v, want pgx.ErrNoRows", err)
 	}
 	if _, err := q.AddPoolMember(ctx, sqlc.AddPoolMemberParams{TenantID: other.ID, RecordName: "gpt", Name: "x", BaseURL: "https://h",
-		OauthScopes: []string{}, Tags: []byte(`{}`), Weight: 1, Tier: 1, ModelMap: []byte(`{}`), Models: []string{}}); !errors.Is(err, pgx.ErrNoRows) {
+		OauthScopes: []string{}, Tags: []byte(`{}`), Weight: 1, Order: 1, ModelMap: []byte(`{}`), Models: []string{}}); !errors.Is(err, pgx.ErrNoRows) {
 		t.Errorf("other tenant AddPoolMember: err %v, want pgx.ErrNoRows", err)
 	}
 	for name, n := range map[string]int{
@@ -153,14 +153,14 @@ func TestPooledRecordRoundTrip(t *testing.T) {
 	// Updates, then removal.
 	eu2 := must[sqlc.PoolMember](t)(q.UpdatePoolMember(ctx, sqlc.UpdatePoolMemberParams{
 		TenantID: acme.ID, RecordName: "gpt", Name: "m-eu", BaseURL: eu.BaseURL, OauthScopes: []string{},
-		Tags: []byte(`{}`), Weight: 7, Tier: 3, ModelMap: []byte(`{}`), Models: []string{}, Region: text("eu-north"),
+		Tags: []byte(`{}`), Weight: 7, Order: 3, ModelMap: []byte(`{}`), Models: []string{}, Region: text("eu-north"),
 	}))
-	if eu2.Weight != 7 || eu2.Tier != 3 || eu2.Region != text("eu-north") || eu2.ID != eu.ID {
+	if eu2.Weight != 7 || eu2.Order != 3 || eu2.Region != text("eu-north") || eu2.ID != eu.ID {
 		t.Errorf("UpdatePoolMember = %+v", eu2)
 	}
 	if _, err := q.UpdatePoolMember(ctx, sqlc.UpdatePoolMemberParams{
 		TenantID: acme.ID, RecordName: "gpt", Name: "m-eu", BaseURL: eu.BaseURL, OauthScopes: []string{},
-		Tags: []byte(`{}`), Weight: 0, Tier: 1, ModelMap: []byte(`{}`), Models: []string{},
+		Tags: []byte(`{}`), Weight: 0, Order: 1, ModelMap: []byte(`{}`), Models: []string{},
 	}); constraintOf(err) != "pool_members_weight_range" {
 		t.Errorf("weight 0 update: %v", err)
 	}

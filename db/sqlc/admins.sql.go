@@ -11,6 +11,32 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const adminLastSeen = `-- name: AdminLastSeen :one
+SELECT max(last_used_at)::timestamptz AS last_seen FROM admin_tokens WHERE admin_id = $1
+`
+
+// AdminLastSeen is the latest use of any of the admin's tokens (NULL if none).
+func (q *Queries) AdminLastSeen(ctx context.Context, adminID pgtype.UUID) (pgtype.Timestamptz, error) {
+	row := q.db.QueryRow(ctx, adminLastSeen, adminID)
+	var last_seen pgtype.Timestamptz
+	err := row.Scan(&last_seen)
+	return last_seen, err
+}
+
+const countClusterAdmins = `-- name: CountClusterAdmins :one
+SELECT count(DISTINCT r.admin_id) FROM admin_roles r
+JOIN admins a ON a.id = r.admin_id
+WHERE r.role = 'cluster_admin' AND NOT a.disabled
+`
+
+// CountClusterAdmins counts the enabled admins holding cluster_admin.
+func (q *Queries) CountClusterAdmins(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countClusterAdmins)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createAdmin = `-- name: CreateAdmin :one
 INSERT INTO admins (name, display_name) VALUES ($1, $2) RETURNING id, name, disabled, created_at, display_name
 `
@@ -113,6 +139,26 @@ func (q *Queries) GetAdminByName(ctx context.Context, name string) (Admin, error
 	return i, err
 }
 
+const getAdminToken = `-- name: GetAdminToken :one
+SELECT id, admin_id, label, sha256, created_at, expires_at, last_used_at, revoked_at FROM admin_tokens WHERE id = $1
+`
+
+func (q *Queries) GetAdminToken(ctx context.Context, id pgtype.UUID) (AdminToken, error) {
+	row := q.db.QueryRow(ctx, getAdminToken, id)
+	var i AdminToken
+	err := row.Scan(
+		&i.ID,
+		&i.AdminID,
+		&i.Label,
+		&i.SHA256,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
 const getAdminTokenByHash = `-- name: GetAdminTokenByHash :one
 SELECT admin_tokens.id, admin_tokens.admin_id, admin_tokens.label, admin_tokens.sha256, admin_tokens.created_at, admin_tokens.expires_at, admin_tokens.last_used_at, admin_tokens.revoked_at, admins.id, admins.name, admins.disabled, admins.created_at, admins.display_name
 FROM admin_tokens
@@ -177,6 +223,42 @@ func (q *Queries) GrantRole(ctx context.Context, arg GrantRoleParams) (AdminRole
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const listAdminGrants = `-- name: ListAdminGrants :many
+SELECT r.role, r.tenant_id, t.name AS tenant_name
+FROM admin_roles r
+LEFT JOIN tenants t ON t.id = r.tenant_id
+WHERE r.admin_id = $1
+ORDER BY r.role, t.name
+`
+
+type ListAdminGrantsRow struct {
+	Role       string      `json:"role"`
+	TenantID   pgtype.UUID `json:"tenant_id"`
+	TenantName pgtype.Text `json:"tenant_name"`
+}
+
+// ListAdminGrants lists an admin's role grants with the tenants' names
+// (tenant_name is NULL for cluster_admin).
+func (q *Queries) ListAdminGrants(ctx context.Context, adminID pgtype.UUID) ([]ListAdminGrantsRow, error) {
+	rows, err := q.db.Query(ctx, listAdminGrants, adminID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAdminGrantsRow{}
+	for rows.Next() {
+		var i ListAdminGrantsRow
+		if err := rows.Scan(&i.Role, &i.TenantID, &i.TenantName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listAdminRoles = `-- name: ListAdminRoles :many
@@ -272,6 +354,39 @@ func (q *Queries) ListAdmins(ctx context.Context) ([]Admin, error) {
 	return items, nil
 }
 
+const listAdminsWithTenantRole = `-- name: ListAdminsWithTenantRole :many
+SELECT a.id, a.name, a.disabled, a.created_at, a.display_name FROM admins a
+WHERE EXISTS (SELECT 1 FROM admin_roles r WHERE r.admin_id = a.id AND r.tenant_id = $1)
+ORDER BY a.name
+`
+
+// ListAdminsWithTenantRole lists the admins holding any role on the tenant.
+func (q *Queries) ListAdminsWithTenantRole(ctx context.Context, tenantID pgtype.UUID) ([]Admin, error) {
+	rows, err := q.db.Query(ctx, listAdminsWithTenantRole, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Admin{}
+	for rows.Next() {
+		var i Admin
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Disabled,
+			&i.CreatedAt,
+			&i.DisplayName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listTenantRoles = `-- name: ListTenantRoles :many
 SELECT admin_roles.id, admin_roles.admin_id, admin_roles.role, admin_roles.tenant_id, admin_roles.created_at, a.name AS admin_name
 FROM admin_roles
@@ -311,6 +426,17 @@ func (q *Queries) ListTenantRoles(ctx context.Context, tenantID pgtype.UUID) ([]
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockAdminRoles = `-- name: LockAdminRoles :exec
+SELECT pg_advisory_xact_lock(7070001)
+`
+
+// LockAdminRoles serialises changes that must keep at least one cluster admin
+// (a transaction-scoped advisory lock).
+func (q *Queries) LockAdminRoles(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockAdminRoles)
+	return err
 }
 
 const revokeAdminToken = `-- name: RevokeAdminToken :execrows

@@ -42,41 +42,6 @@ func (q *Queries) AddBudgetSpend(ctx context.Context, arg AddBudgetSpendParams) 
 	return i, err
 }
 
-const createBudgetLease = `-- name: CreateBudgetLease :one
-INSERT INTO budget_leases (budget_id, edge_id, granted_nanos, expires_at)
-VALUES ($1, $2, $3, $4)
-RETURNING id, budget_id, edge_id, granted_nanos, used_nanos, returned_nanos, created_at, expires_at, closed_at
-`
-
-type CreateBudgetLeaseParams struct {
-	BudgetID     pgtype.UUID        `json:"budget_id"`
-	EdgeID       string             `json:"edge_id"`
-	GrantedNanos int64              `json:"granted_nanos"`
-	ExpiresAt    pgtype.Timestamptz `json:"expires_at"`
-}
-
-func (q *Queries) CreateBudgetLease(ctx context.Context, arg CreateBudgetLeaseParams) (BudgetLease, error) {
-	row := q.db.QueryRow(ctx, createBudgetLease,
-		arg.BudgetID,
-		arg.EdgeID,
-		arg.GrantedNanos,
-		arg.ExpiresAt,
-	)
-	var i BudgetLease
-	err := row.Scan(
-		&i.ID,
-		&i.BudgetID,
-		&i.EdgeID,
-		&i.GrantedNanos,
-		&i.UsedNanos,
-		&i.ReturnedNanos,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-		&i.ClosedAt,
-	)
-	return i, err
-}
-
 const deleteBudget = `-- name: DeleteBudget :execrows
 DELETE FROM budgets WHERE tenant_id = $1 AND name = $2
 `
@@ -148,27 +113,6 @@ func (q *Queries) GetBudgetByID(ctx context.Context, arg GetBudgetByIDParams) (B
 	return i, err
 }
 
-const getBudgetLease = `-- name: GetBudgetLease :one
-SELECT id, budget_id, edge_id, granted_nanos, used_nanos, returned_nanos, created_at, expires_at, closed_at FROM budget_leases WHERE id = $1
-`
-
-func (q *Queries) GetBudgetLease(ctx context.Context, id pgtype.UUID) (BudgetLease, error) {
-	row := q.db.QueryRow(ctx, getBudgetLease, id)
-	var i BudgetLease
-	err := row.Scan(
-		&i.ID,
-		&i.BudgetID,
-		&i.EdgeID,
-		&i.GrantedNanos,
-		&i.UsedNanos,
-		&i.ReturnedNanos,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-		&i.ClosedAt,
-	)
-	return i, err
-}
-
 const listBudgets = `-- name: ListBudgets :many
 SELECT id, tenant_id, name, limit_nanos, period, key_id, spent_nanos, period_start, created_at, updated_at FROM budgets WHERE tenant_id = $1 ORDER BY name
 `
@@ -202,119 +146,6 @@ func (q *Queries) ListBudgets(ctx context.Context, tenantID pgtype.UUID) ([]Budg
 		return nil, err
 	}
 	return items, nil
-}
-
-const listExpiredBudgetLeases = `-- name: ListExpiredBudgetLeases :many
-SELECT id, budget_id, edge_id, granted_nanos, used_nanos, returned_nanos, created_at, expires_at, closed_at FROM budget_leases WHERE closed_at IS NULL AND expires_at <= $1 ORDER BY expires_at
-`
-
-func (q *Queries) ListExpiredBudgetLeases(ctx context.Context, now pgtype.Timestamptz) ([]BudgetLease, error) {
-	rows, err := q.db.Query(ctx, listExpiredBudgetLeases, now)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []BudgetLease{}
-	for rows.Next() {
-		var i BudgetLease
-		if err := rows.Scan(
-			&i.ID,
-			&i.BudgetID,
-			&i.EdgeID,
-			&i.GrantedNanos,
-			&i.UsedNanos,
-			&i.ReturnedNanos,
-			&i.CreatedAt,
-			&i.ExpiresAt,
-			&i.ClosedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const listOpenBudgetLeases = `-- name: ListOpenBudgetLeases :many
-SELECT id, budget_id, edge_id, granted_nanos, used_nanos, returned_nanos, created_at, expires_at, closed_at FROM budget_leases WHERE budget_id = $1 AND closed_at IS NULL ORDER BY created_at
-`
-
-func (q *Queries) ListOpenBudgetLeases(ctx context.Context, budgetID pgtype.UUID) ([]BudgetLease, error) {
-	rows, err := q.db.Query(ctx, listOpenBudgetLeases, budgetID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []BudgetLease{}
-	for rows.Next() {
-		var i BudgetLease
-		if err := rows.Scan(
-			&i.ID,
-			&i.BudgetID,
-			&i.EdgeID,
-			&i.GrantedNanos,
-			&i.UsedNanos,
-			&i.ReturnedNanos,
-			&i.CreatedAt,
-			&i.ExpiresAt,
-			&i.ClosedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const outstandingLeaseNanos = `-- name: OutstandingLeaseNanos :one
-SELECT COALESCE(sum(granted_nanos - used_nanos - returned_nanos), 0)::bigint AS outstanding_nanos
-FROM budget_leases WHERE budget_id = $1 AND closed_at IS NULL
-`
-
-// OutstandingLeaseNanos is what open leases of a budget may still spend.
-func (q *Queries) OutstandingLeaseNanos(ctx context.Context, budgetID pgtype.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, outstandingLeaseNanos, budgetID)
-	var outstanding_nanos int64
-	err := row.Scan(&outstanding_nanos)
-	return outstanding_nanos, err
-}
-
-const settleBudgetLease = `-- name: SettleBudgetLease :one
-UPDATE budget_leases
-SET used_nanos = $1, returned_nanos = $2, closed_at = now()
-WHERE id = $3 AND closed_at IS NULL
-RETURNING id, budget_id, edge_id, granted_nanos, used_nanos, returned_nanos, created_at, expires_at, closed_at
-`
-
-type SettleBudgetLeaseParams struct {
-	UsedNanos     int64       `json:"used_nanos"`
-	ReturnedNanos int64       `json:"returned_nanos"`
-	ID            pgtype.UUID `json:"id"`
-}
-
-// SettleBudgetLease records what the edge used and returned and closes the
-// lease. pgx.ErrNoRows when the lease is already closed.
-func (q *Queries) SettleBudgetLease(ctx context.Context, arg SettleBudgetLeaseParams) (BudgetLease, error) {
-	row := q.db.QueryRow(ctx, settleBudgetLease, arg.UsedNanos, arg.ReturnedNanos, arg.ID)
-	var i BudgetLease
-	err := row.Scan(
-		&i.ID,
-		&i.BudgetID,
-		&i.EdgeID,
-		&i.GrantedNanos,
-		&i.UsedNanos,
-		&i.ReturnedNanos,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-		&i.ClosedAt,
-	)
-	return i, err
 }
 
 const startBudgetPeriod = `-- name: StartBudgetPeriod :one

@@ -17,7 +17,7 @@ INSERT INTO pool_members (
     auth_kind, auth_header, aws_service, aws_region, access_key_secret,
     token_url, client_id, client_secret_secret, oauth_scopes, key_secret,
     region, retains_data, tags, rpm, input_tpm, output_tpm,
-    weight, tier, model_map, models, off, account, api_version
+    weight, "order", model_map, models, off, account, api_version
 )
 SELECT
     r.id, r.scope, $1, $2, $3,
@@ -27,7 +27,7 @@ SELECT
     $20, $21, $22, $23, $24, $25, $26
 FROM provider_records r
 WHERE r.scope = owner_scope($27::uuid) AND r.name = $28
-RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, tier, model_map, models, off, account, api_version, created_at, updated_at
+RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at
 `
 
 type AddPoolMemberParams struct {
@@ -51,7 +51,7 @@ type AddPoolMemberParams struct {
 	InputTPM           pgtype.Int8 `json:"input_tpm"`
 	OutputTPM          pgtype.Int8 `json:"output_tpm"`
 	Weight             int32       `json:"weight"`
-	Tier               int32       `json:"tier"`
+	Order              int32       `json:"order"`
 	ModelMap           []byte      `json:"model_map"`
 	Models             []string    `json:"models"`
 	Off                bool        `json:"off"`
@@ -86,7 +86,7 @@ func (q *Queries) AddPoolMember(ctx context.Context, arg AddPoolMemberParams) (P
 		arg.InputTPM,
 		arg.OutputTPM,
 		arg.Weight,
-		arg.Tier,
+		arg.Order,
 		arg.ModelMap,
 		arg.Models,
 		arg.Off,
@@ -120,7 +120,7 @@ func (q *Queries) AddPoolMember(ctx context.Context, arg AddPoolMemberParams) (P
 		&i.InputTPM,
 		&i.OutputTPM,
 		&i.Weight,
-		&i.Tier,
+		&i.Order,
 		&i.ModelMap,
 		&i.Models,
 		&i.Off,
@@ -151,7 +151,7 @@ func (q *Queries) CountPoolMembers(ctx context.Context, arg CountPoolMembersPara
 }
 
 const getPoolMember = `-- name: GetPoolMember :one
-SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m.tier, m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at FROM pool_members m
+SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m."order", m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at FROM pool_members m
 JOIN provider_records r ON r.id = m.record_id
 WHERE r.scope = owner_scope($1::uuid) AND r.name = $2 AND m.name = $3
 `
@@ -189,7 +189,7 @@ func (q *Queries) GetPoolMember(ctx context.Context, arg GetPoolMemberParams) (P
 		&i.InputTPM,
 		&i.OutputTPM,
 		&i.Weight,
-		&i.Tier,
+		&i.Order,
 		&i.ModelMap,
 		&i.Models,
 		&i.Off,
@@ -202,9 +202,9 @@ func (q *Queries) GetPoolMember(ctx context.Context, arg GetPoolMemberParams) (P
 }
 
 const listOwnerPoolMembers = `-- name: ListOwnerPoolMembers :many
-SELECT id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, tier, model_map, models, off, account, api_version, created_at, updated_at FROM pool_members
+SELECT id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at FROM pool_members
 WHERE scope = owner_scope($1::uuid)
-ORDER BY record_id, tier, name
+ORDER BY record_id, "order", name
 `
 
 // ListOwnerPoolMembers lists the members of all the owner's records (snapshots).
@@ -241,7 +241,7 @@ func (q *Queries) ListOwnerPoolMembers(ctx context.Context, tenantID pgtype.UUID
 			&i.InputTPM,
 			&i.OutputTPM,
 			&i.Weight,
-			&i.Tier,
+			&i.Order,
 			&i.ModelMap,
 			&i.Models,
 			&i.Off,
@@ -261,10 +261,10 @@ func (q *Queries) ListOwnerPoolMembers(ctx context.Context, tenantID pgtype.UUID
 }
 
 const listPoolMembers = `-- name: ListPoolMembers :many
-SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m.tier, m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at FROM pool_members m
+SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m."order", m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at FROM pool_members m
 JOIN provider_records r ON r.id = m.record_id
 WHERE r.scope = owner_scope($1::uuid) AND r.name = $2
-ORDER BY m.tier, m.name
+ORDER BY m."order", m.name
 `
 
 type ListPoolMembersParams struct {
@@ -272,7 +272,7 @@ type ListPoolMembersParams struct {
 	RecordName string      `json:"record_name"`
 }
 
-// ListPoolMembers lists one record's members by tier, then name.
+// ListPoolMembers lists one record's members by order, then name.
 func (q *Queries) ListPoolMembers(ctx context.Context, arg ListPoolMembersParams) ([]PoolMember, error) {
 	rows, err := q.db.Query(ctx, listPoolMembers, arg.TenantID, arg.RecordName)
 	if err != nil {
@@ -306,7 +306,7 @@ func (q *Queries) ListPoolMembers(ctx context.Context, arg ListPoolMembersParams
 			&i.InputTPM,
 			&i.OutputTPM,
 			&i.Weight,
-			&i.Tier,
+			&i.Order,
 			&i.ModelMap,
 			&i.Models,
 			&i.Off,
@@ -353,7 +353,7 @@ WHERE record_id = (
     SELECT r.id FROM provider_records r
     WHERE r.scope = owner_scope($2::uuid) AND r.name = $3
 ) AND pool_members.name = $4
-RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, tier, model_map, models, off, account, api_version, created_at, updated_at
+RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at
 `
 
 type SetPoolMemberOffParams struct {
@@ -395,7 +395,7 @@ func (q *Queries) SetPoolMemberOff(ctx context.Context, arg SetPoolMemberOffPara
 		&i.InputTPM,
 		&i.OutputTPM,
 		&i.Weight,
-		&i.Tier,
+		&i.Order,
 		&i.ModelMap,
 		&i.Models,
 		&i.Off,
@@ -417,14 +417,14 @@ UPDATE pool_members SET
     oauth_scopes = $11, key_secret = $12,
     region = $13, retains_data = $14, tags = $15,
     rpm = $16, input_tpm = $17, output_tpm = $18,
-    weight = $19, tier = $20, model_map = $21, models = $22, off = $23,
+    weight = $19, "order" = $20, model_map = $21, models = $22, off = $23,
     account = $24, api_version = $25,
     updated_at = now()
 WHERE record_id = (
     SELECT r.id FROM provider_records r
     WHERE r.scope = owner_scope($26::uuid) AND r.name = $27
 ) AND pool_members.name = $28
-RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, tier, model_map, models, off, account, api_version, created_at, updated_at
+RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at
 `
 
 type UpdatePoolMemberParams struct {
@@ -447,7 +447,7 @@ type UpdatePoolMemberParams struct {
 	InputTPM           pgtype.Int8 `json:"input_tpm"`
 	OutputTPM          pgtype.Int8 `json:"output_tpm"`
 	Weight             int32       `json:"weight"`
-	Tier               int32       `json:"tier"`
+	Order              int32       `json:"order"`
 	ModelMap           []byte      `json:"model_map"`
 	Models             []string    `json:"models"`
 	Off                bool        `json:"off"`
@@ -480,7 +480,7 @@ func (q *Queries) UpdatePoolMember(ctx context.Context, arg UpdatePoolMemberPara
 		arg.InputTPM,
 		arg.OutputTPM,
 		arg.Weight,
-		arg.Tier,
+		arg.Order,
 		arg.ModelMap,
 		arg.Models,
 		arg.Off,
@@ -515,7 +515,7 @@ func (q *Queries) UpdatePoolMember(ctx context.Context, arg UpdatePoolMemberPara
 		&i.InputTPM,
 		&i.OutputTPM,
 		&i.Weight,
-		&i.Tier,
+		&i.Order,
 		&i.ModelMap,
 		&i.Models,
 		&i.Off,

@@ -216,7 +216,7 @@ type PoolMember struct {
 	InputTPM           pgtype.Int8        `json:"input_tpm"`
 	OutputTPM          pgtype.Int8        `json:"output_tpm"`
 	Weight             int32              `json:"weight"`
-	Tier               int32              `json:"tier"`
+	Order              int32              `json:"order"`
 	ModelMap           []byte             `json:"model_map"`
 	Models             []string           `json:"models"`
 	Off                bool               `json:"off"`

@@ -65,47 +65,6 @@ func (q *Queries) GetConfigRevision(ctx context.Context, tenantID pgtype.UUID) (
 	return i, err
 }
 
-const insertAudit = `-- name: InsertAudit :one
-INSERT INTO audit_log (admin_id, actor, tenant_id, action, object_kind, object_name, details)
-VALUES ($1::uuid, $2, $3::uuid, $4, $5, $6, $7)
-RETURNING id, at, admin_id, actor, tenant_id, action, object_kind, object_name, details
-`
-
-type InsertAuditParams struct {
-	AdminID    pgtype.UUID `json:"admin_id"`
-	Actor      string      `json:"actor"`
-	TenantID   pgtype.UUID `json:"tenant_id"`
-	Action     string      `json:"action"`
-	ObjectKind string      `json:"object_kind"`
-	ObjectName string      `json:"object_name"`
-	Details    []byte      `json:"details"`
-}
-
-func (q *Queries) InsertAudit(ctx context.Context, arg InsertAuditParams) (AuditLog, error) {
-	row := q.db.QueryRow(ctx, insertAudit,
-		arg.AdminID,
-		arg.Actor,
-		arg.TenantID,
-		arg.Action,
-		arg.ObjectKind,
-		arg.ObjectName,
-		arg.Details,
-	)
-	var i AuditLog
-	err := row.Scan(
-		&i.ID,
-		&i.At,
-		&i.AdminID,
-		&i.Actor,
-		&i.TenantID,
-		&i.Action,
-		&i.ObjectKind,
-		&i.ObjectName,
-		&i.Details,
-	)
-	return i, err
-}
-
 const insertOutbox = `-- name: InsertOutbox :one
 INSERT INTO outbox (tenant_id, kind, payload)
 VALUES ($1::uuid, $2, $3)
@@ -134,40 +93,28 @@ func (q *Queries) InsertOutbox(ctx context.Context, arg InsertOutboxParams) (Out
 	return i, err
 }
 
-const listAudit = `-- name: ListAudit :many
-SELECT id, at, admin_id, actor, tenant_id, action, object_kind, object_name, details FROM audit_log
-WHERE tenant_id IS NOT DISTINCT FROM $1::uuid AND id < $2
-ORDER BY id DESC
-LIMIT $3
+const listConfigRevisions = `-- name: ListConfigRevisions :many
+SELECT scope, tenant_id, desired_revision, published_revision, updated_at, published_at FROM config_revisions ORDER BY updated_at
 `
 
-type ListAuditParams struct {
-	TenantID pgtype.UUID `json:"tenant_id"`
-	BeforeID int64       `json:"before_id"`
-	MaxRows  int32       `json:"max_rows"`
-}
-
-// ListAudit pages backwards through a tenant's audit entries (tenant_id NULL:
-// cluster entries): entries with id < before_id, newest first.
-func (q *Queries) ListAudit(ctx context.Context, arg ListAuditParams) ([]AuditLog, error) {
-	rows, err := q.db.Query(ctx, listAudit, arg.TenantID, arg.BeforeID, arg.MaxRows)
+// ListConfigRevisions lists the publication state of every snapshot, the
+// cluster's (tenant_id NULL) included (the publisher's reconcile at start).
+func (q *Queries) ListConfigRevisions(ctx context.Context) ([]ConfigRevision, error) {
+	rows, err := q.db.Query(ctx, listConfigRevisions)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []AuditLog{}
+	items := []ConfigRevision{}
 	for rows.Next() {
-		var i AuditLog
+		var i ConfigRevision
 		if err := rows.Scan(
-			&i.ID,
-			&i.At,
-			&i.AdminID,
-			&i.Actor,
+			&i.Scope,
 			&i.TenantID,
-			&i.Action,
-			&i.ObjectKind,
-			&i.ObjectName,
-			&i.Details,
+			&i.DesiredRevision,
+			&i.PublishedRevision,
+			&i.UpdatedAt,
+			&i.PublishedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -200,6 +147,39 @@ func (q *Queries) ListConfigRevisionsBehind(ctx context.Context) ([]ConfigRevisi
 			&i.DesiredRevision,
 			&i.PublishedRevision,
 			&i.UpdatedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listOutboxSince = `-- name: ListOutboxSince :many
+SELECT id, tenant_id, kind, payload, created_at, published_at FROM outbox WHERE id > $1 ORDER BY id
+`
+
+// ListOutboxSince lists outbox rows with id > after_id in id order (tests and
+// the publisher's diagnostics).
+func (q *Queries) ListOutboxSince(ctx context.Context, afterID int64) ([]Outbox, error) {
+	rows, err := q.db.Query(ctx, listOutboxSince, afterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Outbox{}
+	for rows.Next() {
+		var i Outbox
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Kind,
+			&i.Payload,
+			&i.CreatedAt,
 			&i.PublishedAt,
 		); err != nil {
 			return nil, err
@@ -288,4 +268,31 @@ func (q *Queries) MarkOutboxPublished(ctx context.Context, ids []int64) (int64, 
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const stalledOutbox = `-- name: StalledOutbox :one
+SELECT count(*) AS stalled, min(created_at)::timestamptz AS oldest
+FROM outbox
+WHERE published_at IS NULL AND created_at < $1
+  AND ($2::bool OR tenant_id IS NOT DISTINCT FROM $3::uuid)
+`
+
+type StalledOutboxParams struct {
+	Before     pgtype.Timestamptz `json:"before"`
+	AllTenants bool               `json:"all_tenants"`
+	TenantID   pgtype.UUID        `json:"tenant_id"`
+}
+
+type StalledOutboxRow struct {
+	Stalled int64              `json:"stalled"`
+	Oldest  pgtype.Timestamptz `json:"oldest"`
+}
+
+// StalledOutbox counts unpublished outbox rows created before `before`, of one
+// tenant (tenant_id NULL: the cluster snapshot) or of all when all_tenants.
+func (q *Queries) StalledOutbox(ctx context.Context, arg StalledOutboxParams) (StalledOutboxRow, error) {
+	row := q.db.QueryRow(ctx, stalledOutbox, arg.Before, arg.AllTenants, arg.TenantID)
+	var i StalledOutboxRow
+	err := row.Scan(&i.Stalled, &i.Oldest)
+	return i, err
 }

@@ -597,6 +597,31 @@ func (q *Queries) ShareRecord(ctx context.Context, arg ShareRecordParams) error 
 	return err
 }
 
+const touchProviderRecord = `-- name: TouchProviderRecord :one
+UPDATE provider_records
+SET updated_at = GREATEST(now(), $1::timestamptz + make_interval(secs => 0.000001))
+WHERE id = $2
+RETURNING updated_at
+`
+
+type TouchProviderRecordParams struct {
+	Previous pgtype.Timestamptz `json:"previous"`
+	ID       pgtype.UUID        `json:"id"`
+}
+
+// TouchProviderRecord marks a change of a record or of one of its members:
+// updated_at moves to now(), and always at least a microsecond past
+// previous (the value the caller read under FOR UPDATE), so that updated_at
+// serves as the record's revision (admin ProviderRecord.revision) and never
+// repeats or goes back, even for two changes within one microsecond. (A
+// query of the provider, pool and price services, controlplane/internal/provider.)
+func (q *Queries) TouchProviderRecord(ctx context.Context, arg TouchProviderRecordParams) (pgtype.Timestamptz, error) {
+	row := q.db.QueryRow(ctx, touchProviderRecord, arg.Previous, arg.ID)
+	var updated_at pgtype.Timestamptz
+	err := row.Scan(&updated_at)
+	return updated_at, err
+}
+
 const unshareRecord = `-- name: UnshareRecord :execrows
 DELETE FROM record_shares s
 USING provider_records r

@@ -11,6 +11,48 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const countMemberViewsByEdge = `-- name: CountMemberViewsByEdge :many
+SELECT v.edge_id, count(*) AS views
+FROM member_views v
+JOIN provider_records r ON r.id = v.record_id
+WHERE ($1::bool OR r.scope = owner_scope($2::uuid))
+  AND v.observed_at >= $3
+GROUP BY v.edge_id
+`
+
+type CountMemberViewsByEdgeParams struct {
+	AllOwners bool               `json:"all_owners"`
+	TenantID  pgtype.UUID        `json:"tenant_id"`
+	Since     pgtype.Timestamptz `json:"since"`
+}
+
+type CountMemberViewsByEdgeRow struct {
+	EdgeID string `json:"edge_id"`
+	Views  int64  `json:"views"`
+}
+
+// CountMemberViewsByEdge counts each edge's member views observed at or after
+// since: of one owner's records, or of every record when all_owners.
+func (q *Queries) CountMemberViewsByEdge(ctx context.Context, arg CountMemberViewsByEdgeParams) ([]CountMemberViewsByEdgeRow, error) {
+	rows, err := q.db.Query(ctx, countMemberViewsByEdge, arg.AllOwners, arg.TenantID, arg.Since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CountMemberViewsByEdgeRow{}
+	for rows.Next() {
+		var i CountMemberViewsByEdgeRow
+		if err := rows.Scan(&i.EdgeID, &i.Views); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deleteEdgesNotSeenSince = `-- name: DeleteEdgesNotSeenSince :execrows
 DELETE FROM edges WHERE last_seen < $1
 `
@@ -33,304 +75,6 @@ func (q *Queries) DeleteMemberViewsBefore(ctx context.Context, before pgtype.Tim
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const getCall = `-- name: GetCall :one
-SELECT call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id, record_name, member_name, status, outcome, error_code, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reserved_nanos, cost_nanos, cost_flagged, job_hash, cache_job_hash, cache_previous_member, cache_member, cache_miss, cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos, started_at, duration_ms, received_at FROM calls WHERE tenant_id = $1 AND call_id = $2
-`
-
-type GetCallParams struct {
-	TenantID pgtype.UUID `json:"tenant_id"`
-	CallID   string      `json:"call_id"`
-}
-
-func (q *Queries) GetCall(ctx context.Context, arg GetCallParams) (Call, error) {
-	row := q.db.QueryRow(ctx, getCall, arg.TenantID, arg.CallID)
-	var i Call
-	err := row.Scan(
-		&i.CallID,
-		&i.TenantID,
-		&i.KeyID,
-		&i.EdgeID,
-		&i.Endpoint,
-		&i.Model,
-		&i.Stream,
-		&i.RecordID,
-		&i.RecordName,
-		&i.MemberName,
-		&i.Status,
-		&i.Outcome,
-		&i.ErrorCode,
-		&i.InputTokens,
-		&i.OutputTokens,
-		&i.CacheReadTokens,
-		&i.CacheWriteTokens,
-		&i.ReservedNanos,
-		&i.CostNanos,
-		&i.CostFlagged,
-		&i.JobHash,
-		&i.CacheJobHash,
-		&i.CachePreviousMember,
-		&i.CacheMember,
-		&i.CacheMiss,
-		&i.CachePreviousCachedInputTokens,
-		&i.CacheEstimatedMissCostNanos,
-		&i.StartedAt,
-		&i.DurationMs,
-		&i.ReceivedAt,
-	)
-	return i, err
-}
-
-const insertCall = `-- name: InsertCall :execrows
-INSERT INTO calls (
-    call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id,
-    record_name, member_name, status, outcome, error_code,
-    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-    reserved_nanos, cost_nanos, cost_flagged, job_hash,
-    cache_job_hash, cache_previous_member, cache_member, cache_miss,
-    cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos,
-    started_at, duration_ms
-) VALUES (
-    $1, $2, $3::uuid, $4, $5, $6, $7, $8::uuid,
-    $9, $10, $11, $12, $13,
-    $14, $15, $16, $17,
-    $18, $19, $20, $21,
-    $22, $23, $24, $25,
-    $26, $27,
-    $28, $29
-)
-ON CONFLICT (call_id) DO NOTHING
-`
-
-type InsertCallParams struct {
-	CallID                         string             `json:"call_id"`
-	TenantID                       pgtype.UUID        `json:"tenant_id"`
-	KeyID                          pgtype.UUID        `json:"key_id"`
-	EdgeID                         string             `json:"edge_id"`
-	Endpoint                       string             `json:"endpoint"`
-	Model                          string             `json:"model"`
-	Stream                         bool               `json:"stream"`
-	RecordID                       pgtype.UUID        `json:"record_id"`
-	RecordName                     string             `json:"record_name"`
-	MemberName                     string             `json:"member_name"`
-	Status                         int32              `json:"status"`
-	Outcome                        string             `json:"outcome"`
-	ErrorCode                      string             `json:"error_code"`
-	InputTokens                    int64              `json:"input_tokens"`
-	OutputTokens                   int64              `json:"output_tokens"`
-	CacheReadTokens                int64              `json:"cache_read_tokens"`
-	CacheWriteTokens               int64              `json:"cache_write_tokens"`
-	ReservedNanos                  int64              `json:"reserved_nanos"`
-	CostNanos                      int64              `json:"cost_nanos"`
-	CostFlagged                    bool               `json:"cost_flagged"`
-	JobHash                        string             `json:"job_hash"`
-	CacheJobHash                   string             `json:"cache_job_hash"`
-	CachePreviousMember            string             `json:"cache_previous_member"`
-	CacheMember                    string             `json:"cache_member"`
-	CacheMiss                      string             `json:"cache_miss"`
-	CachePreviousCachedInputTokens int64              `json:"cache_previous_cached_input_tokens"`
-	CacheEstimatedMissCostNanos    int64              `json:"cache_estimated_miss_cost_nanos"`
-	StartedAt                      pgtype.Timestamptz `json:"started_at"`
-	DurationMs                     int64              `json:"duration_ms"`
-}
-
-// InsertCall stores a call once: a replay of the same call_id changes nothing
-// and returns 0, so the caller settles budgets only when it returns 1. A call
-// of a tenant that no longer exists fails with a foreign key violation.
-func (q *Queries) InsertCall(ctx context.Context, arg InsertCallParams) (int64, error) {
-	result, err := q.db.Exec(ctx, insertCall,
-		arg.CallID,
-		arg.TenantID,
-		arg.KeyID,
-		arg.EdgeID,
-		arg.Endpoint,
-		arg.Model,
-		arg.Stream,
-		arg.RecordID,
-		arg.RecordName,
-		arg.MemberName,
-		arg.Status,
-		arg.Outcome,
-		arg.ErrorCode,
-		arg.InputTokens,
-		arg.OutputTokens,
-		arg.CacheReadTokens,
-		arg.CacheWriteTokens,
-		arg.ReservedNanos,
-		arg.CostNanos,
-		arg.CostFlagged,
-		arg.JobHash,
-		arg.CacheJobHash,
-		arg.CachePreviousMember,
-		arg.CacheMember,
-		arg.CacheMiss,
-		arg.CachePreviousCachedInputTokens,
-		arg.CacheEstimatedMissCostNanos,
-		arg.StartedAt,
-		arg.DurationMs,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const insertCallAttempt = `-- name: InsertCallAttempt :execrows
-INSERT INTO call_attempts (
-    call_id, attempt_index, record_name, member_name, status, outcome, kind,
-    reason, latency_ms, cost_nanos, cost_estimated, started_at
-) VALUES (
-    $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12
-)
-ON CONFLICT (call_id, attempt_index) DO NOTHING
-`
-
-type InsertCallAttemptParams struct {
-	CallID        string             `json:"call_id"`
-	AttemptIndex  int32              `json:"attempt_index"`
-	RecordName    string             `json:"record_name"`
-	MemberName    string             `json:"member_name"`
-	Status        int32              `json:"status"`
-	Outcome       string             `json:"outcome"`
-	Kind          string             `json:"kind"`
-	Reason        string             `json:"reason"`
-	LatencyMs     int64              `json:"latency_ms"`
-	CostNanos     int64              `json:"cost_nanos"`
-	CostEstimated bool               `json:"cost_estimated"`
-	StartedAt     pgtype.Timestamptz `json:"started_at"`
-}
-
-func (q *Queries) InsertCallAttempt(ctx context.Context, arg InsertCallAttemptParams) (int64, error) {
-	result, err := q.db.Exec(ctx, insertCallAttempt,
-		arg.CallID,
-		arg.AttemptIndex,
-		arg.RecordName,
-		arg.MemberName,
-		arg.Status,
-		arg.Outcome,
-		arg.Kind,
-		arg.Reason,
-		arg.LatencyMs,
-		arg.CostNanos,
-		arg.CostEstimated,
-		arg.StartedAt,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const listCallAttempts = `-- name: ListCallAttempts :many
-SELECT a.call_id, a.attempt_index, a.record_name, a.member_name, a.status, a.outcome, a.kind, a.reason, a.latency_ms, a.cost_nanos, a.cost_estimated, a.started_at FROM call_attempts a
-JOIN calls c ON c.call_id = a.call_id
-WHERE c.tenant_id = $1 AND a.call_id = $2
-ORDER BY a.attempt_index
-`
-
-type ListCallAttemptsParams struct {
-	TenantID pgtype.UUID `json:"tenant_id"`
-	CallID   string      `json:"call_id"`
-}
-
-func (q *Queries) ListCallAttempts(ctx context.Context, arg ListCallAttemptsParams) ([]CallAttempt, error) {
-	rows, err := q.db.Query(ctx, listCallAttempts, arg.TenantID, arg.CallID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []CallAttempt{}
-	for rows.Next() {
-		var i CallAttempt
-		if err := rows.Scan(
-			&i.CallID,
-			&i.AttemptIndex,
-			&i.RecordName,
-			&i.MemberName,
-			&i.Status,
-			&i.Outcome,
-			&i.Kind,
-			&i.Reason,
-			&i.LatencyMs,
-			&i.CostNanos,
-			&i.CostEstimated,
-			&i.StartedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const listCallsBetween = `-- name: ListCallsBetween :many
-SELECT call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id, record_name, member_name, status, outcome, error_code, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reserved_nanos, cost_nanos, cost_flagged, job_hash, cache_job_hash, cache_previous_member, cache_member, cache_miss, cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos, started_at, duration_ms, received_at FROM calls
-WHERE tenant_id = $1 AND started_at >= $2 AND started_at < $3
-ORDER BY started_at, call_id
-`
-
-type ListCallsBetweenParams struct {
-	TenantID pgtype.UUID        `json:"tenant_id"`
-	FromTime pgtype.Timestamptz `json:"from_time"`
-	ToTime   pgtype.Timestamptz `json:"to_time"`
-}
-
-// ListCallsBetween lists a tenant's calls started in [from, to), oldest first
-// (usage export).
-func (q *Queries) ListCallsBetween(ctx context.Context, arg ListCallsBetweenParams) ([]Call, error) {
-	rows, err := q.db.Query(ctx, listCallsBetween, arg.TenantID, arg.FromTime, arg.ToTime)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []Call{}
-	for rows.Next() {
-		var i Call
-		if err := rows.Scan(
-			&i.CallID,
-			&i.TenantID,
-			&i.KeyID,
-			&i.EdgeID,
-			&i.Endpoint,
-			&i.Model,
-			&i.Stream,
-			&i.RecordID,
-			&i.RecordName,
-			&i.MemberName,
-			&i.Status,
-			&i.Outcome,
-			&i.ErrorCode,
-			&i.InputTokens,
-			&i.OutputTokens,
-			&i.CacheReadTokens,
-			&i.CacheWriteTokens,
-			&i.ReservedNanos,
-			&i.CostNanos,
-			&i.CostFlagged,
-			&i.JobHash,
-			&i.CacheJobHash,
-			&i.CachePreviousMember,
-			&i.CacheMember,
-			&i.CacheMiss,
-			&i.CachePreviousCachedInputTokens,
-			&i.CacheEstimatedMissCostNanos,
-			&i.StartedAt,
-			&i.DurationMs,
-			&i.ReceivedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const listEdges = `-- name: ListEdges :many

@@ -105,6 +105,32 @@ func (q *Queries) GetTenantByName(ctx context.Context, name string) (Tenant, err
 	return i, err
 }
 
+const listKnownTenants = `-- name: ListKnownTenants :many
+SELECT id FROM tenants WHERE id = ANY($1::uuid[])
+`
+
+// ListKnownTenants returns which of the given ids are tenants (usage
+// ingest drops the records of tenants that no longer exist).
+func (q *Queries) ListKnownTenants(ctx context.Context, ids []pgtype.UUID) ([]pgtype.UUID, error) {
+	rows, err := q.db.Query(ctx, listKnownTenants, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []pgtype.UUID{}
+	for rows.Next() {
+		var id pgtype.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listTenants = `-- name: ListTenants :many
 SELECT id, name, disabled, created_at, updated_at, rpm, max_in_flight FROM tenants ORDER BY name
 `

@@ -18,9 +18,9 @@ import (
 
 // Exit codes.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK      = 0
+	exitFail    = 1
+	exitBadArgs = 2
 )
 
 // run is the whole command: it parses args (the first may name a
@@ -86,13 +86,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids to make NATS users for, comma-separated (env WEIR_NATS_EDGES)")
 	default:
 		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate, config-public-key, nats-config)\n", cmd)
-		return exitUsage
+		return exitBadArgs
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
-		return exitUsage
+		return exitBadArgs
 	}
 	// The embedded NATS server's default address gives way to a free port
 	// when another server holds it; an address the operator chose does not.
@@ -110,19 +110,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
-		return exitUsage
+		return exitBadArgs
 	}
 	ports, err := server.ParsePorts(loopbackPorts)
 	if err != nil {
 		fmt.Fprintf(stderr, "controlplane %s: --tenant-loopback-ports: %v\n", cmd, err)
-		return exitUsage
+		return exitBadArgs
 	}
 	cfg.TenantLoopbackPorts = ports
 	if cmd == "serve" { // only serve sends it to edges and the admin API
 		n, err := strconv.ParseInt(strings.TrimSpace(defaultInFlight), 10, 64)
 		if err != nil || n < 1 || n > 1_000_000 {
 			fmt.Fprintf(stderr, "controlplane %s: --default-tenant-max-in-flight: %q is not a number in 1-1000000\n", cmd, defaultInFlight)
-			return exitUsage
+			return exitBadArgs
 		}
 		cfg.DefaultTenantMaxInFlight = n
 	}
@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if err := cfg.Validate(); err != nil && cmd != "config-public-key" && cmd != "nats-config" { // they need no database
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
-		return exitUsage
+		return exitBadArgs
 	}
 
 	switch cmd {

@@ -33,9 +33,9 @@ import (
 
 // Exit codes of the CLI contract.
 const (
-	exitOK     = 0
-	exitFailed = 1
-	exitUsage  = 2
+	exitOK      = 0
+	exitFailed  = 1
+	exitBadArgs = 2
 )
 
 // App is one run of the CLI with its environment. Tests build one with fake
@@ -132,24 +132,25 @@ type call struct {
 	tenant string
 }
 
-// usageError is bad usage: exit 2 with a usage line.
-type usageError struct {
-	msg   string
-	usage string
+// badArgsError is a command line the CLI cannot run (bad usage): exit 2,
+// printing synopsis, the command's usage line, when set.
+type badArgsError struct {
+	msg      string
+	synopsis string
 }
 
 // Error implements error.
-func (e *usageError) Error() string { return e.msg }
+func (e *badArgsError) Error() string { return e.msg }
 
-// usagef returns a usage error of the call's command.
-func (c *call) usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), usage: c.cmd.usage()}
+// badArgsf returns a badArgsError of the call's command.
+func (c *call) badArgsf(format string, args ...any) error {
+	return &badArgsError{msg: fmt.Sprintf(format, args...), synopsis: c.cmd.synopsis()}
 }
 
 // run dispatches args to a command and returns the exit code.
 func (a *app) run(ctx context.Context, args []string) int {
 	gfs := newFlagSet("weir")
-	gfs.Var(&a.output, "output", outputUsage)
+	gfs.Var(&a.output, "output", outputHelp)
 	// Global flags (--output) may come before the command; gfs.Parse stops
 	// at the first command word.
 	err := gfs.Parse(args)
@@ -160,10 +161,10 @@ func (a *app) run(ctx context.Context, args []string) int {
 		a.printOverview(a.Stdout, cmds, "")
 		return exitOK
 	case err != nil:
-		return a.fail(&usageError{msg: dashDash(err).Error(), usage: "weir [--output json] COMMAND [ARGS] [FLAGS]"})
+		return a.fail(&badArgsError{msg: dashDash(err).Error(), synopsis: "weir [--output json] COMMAND [ARGS] [FLAGS]"})
 	case len(rest) == 0:
 		a.printOverview(a.Stderr, cmds, "")
-		return exitUsage
+		return exitBadArgs
 	case rest[0] == "help":
 		prefix := strings.Join(rest[1:], " ")
 		if cmd := findCommand(cmds, rest[1:]); cmd != nil && len(strings.Fields(cmd.path)) == len(rest)-1 {
@@ -228,7 +229,7 @@ func (a *app) unknown(cmds []*command, words []string) int {
 		fmt.Fprintf(a.Stderr, "error: unknown command %q\n", "weir "+strings.Join(words, " "))
 	}
 	a.printOverview(a.Stderr, cmds, prefix)
-	return exitUsage
+	return exitBadArgs
 }
 
 // hasPrefix reports whether some command's path starts with the words of
@@ -251,7 +252,7 @@ func (a *app) exec(ctx context.Context, cmd *command, args []string) int {
 		return exitOK
 	}
 	if err != nil {
-		return a.fail(&usageError{msg: err.Error(), usage: cmd.usage()})
+		return a.fail(&badArgsError{msg: err.Error(), synopsis: cmd.synopsis()})
 	}
 	c := &call{app: a, cmd: cmd, args: pos, given: givenFlags(fs.FlagSet)}
 	if err := c.checkArgs(); err != nil {
@@ -271,14 +272,14 @@ func (c *call) checkArgs() error {
 	want := c.cmd.args
 	switch {
 	case len(c.args) < len(want):
-		return c.usagef("missing %s", strings.Join(want[len(c.args):], " "))
+		return c.badArgsf("missing %s", strings.Join(want[len(c.args):], " "))
 	case len(c.args) > len(want):
-		return c.usagef("unexpected argument %q", c.args[len(want)])
+		return c.badArgsf("unexpected argument %q", c.args[len(want)])
 	}
 	for i, name := range want {
 		if name == "CALL_ID" {
 			if c.args[i] == "" {
-				return c.usagef("empty call id")
+				return c.badArgsf("empty call id")
 			}
 			continue
 		}
@@ -287,7 +288,7 @@ func (c *call) checkArgs() error {
 			what = strings.Fields(c.cmd.path)[0]
 		}
 		if err := checkName(what, c.args[i]); err != nil {
-			return c.usagef("%v", err)
+			return c.badArgsf("%v", err)
 		}
 	}
 	return nil
@@ -305,11 +306,11 @@ func (c *call) resolveTenant(flagValue string) error {
 	}
 	if t != "" {
 		if err := checkName("tenant", t); err != nil {
-			return c.usagef("%v", err)
+			return c.badArgsf("%v", err)
 		}
 	}
 	if t == "" && c.cmd.tenant == tenantRequired {
-		return c.usagef("no tenant: give --tenant T, or save a default with weir login --tenant T")
+		return c.badArgsf("no tenant: give --tenant T, or save a default with weir login --tenant T")
 	}
 	c.tenant = t
 	return nil
@@ -345,10 +346,10 @@ func (a *app) api() (*clients, error) {
 		return nil, err
 	}
 	if cfg.URL == "" || cfg.Token == "" {
-		return nil, &usageError{msg: "not logged in: run weir login --url URL --token TOKEN, or set WEIR_URL and WEIR_TOKEN"}
+		return nil, &badArgsError{msg: "not logged in: run weir login --url URL --token TOKEN, or set WEIR_URL and WEIR_TOKEN"}
 	}
 	if err := checkURL(cfg.URL); err != nil {
-		return nil, &usageError{msg: err.Error()}
+		return nil, &badArgsError{msg: err.Error()}
 	}
 	a.clients = newClients(a.HTTPClient, cfg.URL, cfg.Token)
 	return a.clients, nil
@@ -378,13 +379,13 @@ func (a *app) fail(err error) int {
 	if err == nil {
 		return exitOK
 	}
-	var ue *usageError
+	var ue *badArgsError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(a.Stderr, "error: %s\n", ue.msg)
-		if ue.usage != "" {
-			fmt.Fprintf(a.Stderr, "usage: %s\n", ue.usage)
+		if ue.synopsis != "" {
+			fmt.Fprintf(a.Stderr, "usage: %s\n", ue.synopsis)
 		}
-		return exitUsage
+		return exitBadArgs
 	}
 	a.printError(err)
 	return exitFailed

@@ -269,7 +269,7 @@ func TestPoolAdd(t *testing.T) {
 
 	// Record-only flags on an existing record are bad usage.
 	r = e.run(t, nil, "provider", "pool", "add", "azure-eu", "x", "--tenant", "acme", "--base-url", "https://x.example.com", "--priority", "3")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--priority change the record, which exists: use weir provider set azure-eu") {
+	if r.code != exitBadArgs || !strings.Contains(r.stderr, "--priority change the record, which exists: use weir provider set azure-eu") {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
 
@@ -496,7 +496,7 @@ func TestUsageExportStreams(t *testing.T) {
 		got.GetEndTime().AsTime().Before(before.Truncate(time.Second)) {
 		t.Errorf("--from alone: %v", got)
 	}
-	if r := e.run(t, nil, "usage", "export", "--to", "2000-01-01"); r.code != exitUsage || !strings.Contains(r.stderr, "give --from too") {
+	if r := e.run(t, nil, "usage", "export", "--to", "2000-01-01"); r.code != exitBadArgs || !strings.Contains(r.stderr, "give --from too") {
 		t.Errorf("--to before this month alone: exit %d, stderr %q", r.code, r.stderr)
 	}
 

@@ -112,7 +112,7 @@ func TestLoginRefusedSavesNothing(t *testing.T) {
 func TestNotLoggedIn(t *testing.T) {
 	t.Parallel()
 	r := newEnv(t, "", "").run(t, nil, "tenant", "list")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "not logged in") {
+	if r.code != exitBadArgs || !strings.Contains(r.stderr, "not logged in") {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
 }

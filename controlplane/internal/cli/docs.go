@@ -93,7 +93,7 @@ func WriteMarkdown(out io.Writer) error {
 		var out outputMode
 		fs, _, _ := commandFlags(cmd, &out)
 		p("### weir %s\n\n", cmd.path)
-		p("```\n%s\n```\n\n", wrapWords(cmd.usageWords(fs), usageWidth, "     "))
+		p("```\n%s\n```\n\n", wrapWords(cmd.synopsisWords(fs), synopsisWidth, "     "))
 		p("%s.\n\n", upperFirst(cmd.summary))
 		for _, n := range cmd.notes {
 			p("%s\n\n", n)

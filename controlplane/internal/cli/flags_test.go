@@ -175,7 +175,7 @@ func TestBadUsageExitsTwo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := e.run(t, nil, tt.args...)
-		if r.code != exitUsage {
+		if r.code != exitBadArgs {
 			t.Errorf("weir %s: exit %d, want 2\nstderr: %s", strings.Join(tt.args, " "), r.code, r.stderr)
 			continue
 		}
@@ -231,7 +231,7 @@ func TestRefusedValueSaidOnce(t *testing.T) {
 	} {
 		r := e.run(t, nil, append([]string{"provider", "pool", "add", "r", "m"}, tt.args...)...)
 		first, _, _ := strings.Cut(r.stderr, "usage: ")
-		if r.code != exitUsage || first != tt.want || strings.Count(first, tt.value) != 1 {
+		if r.code != exitBadArgs || first != tt.want || strings.Count(first, tt.value) != 1 {
 			t.Errorf("%v: exit %d, stderr starts %q, want %q", tt.args, r.code, first, tt.want)
 		}
 	}

@@ -51,7 +51,7 @@ func setupLimitsSet(fs *flagSet) runFunc {
 	l.add(fs, "the tenant", "none of its own, the cluster default applies")
 	return func(ctx context.Context, c *call) error {
 		if !c.given["rpm"] && !c.given["max-in-flight"] {
-			return c.usagef("give --rpm, --max-in-flight or both")
+			return c.badArgsf("give --rpm, --max-in-flight or both")
 		}
 		api, err := c.api()
 		if err != nil {

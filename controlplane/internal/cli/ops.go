@@ -26,14 +26,14 @@ func setupBudgetSet(fs *flagSet) runFunc {
 	key := fs.String("key", "", "limit only the calls of the API key named `KEYNAME` (default: the whole tenant)")
 	return func(ctx context.Context, c *call) error {
 		if *limit == "" || *period == "" {
-			return c.usagef("--limit and --period are required")
+			return c.badArgsf("--limit and --period are required")
 		}
 		nanos, err := money.ParseNanos(*limit)
 		if err != nil {
-			return c.usagef("--limit: %v", err)
+			return c.badArgsf("--limit: %v", err)
 		}
 		if nanos <= 0 {
-			return c.usagef("--limit must be more than 0")
+			return c.badArgsf("--limit must be more than 0")
 		}
 		var p configv1.BudgetPeriod
 		switch *period {
@@ -44,11 +44,11 @@ func setupBudgetSet(fs *flagSet) runFunc {
 		case "total":
 			p = configv1.BudgetPeriod_BUDGET_PERIOD_TOTAL
 		default:
-			return c.usagef("--period: want day, month or total, got %q", *period)
+			return c.badArgsf("--period: want day, month or total, got %q", *period)
 		}
 		if *key != "" {
 			if err := checkName("key", *key); err != nil {
-				return c.usagef("--key: %v", err)
+				return c.badArgsf("--key: %v", err)
 			}
 		}
 		api, err := c.api()
@@ -155,19 +155,19 @@ func setupUsageExport(fs *flagSet) runFunc {
 		var err error
 		if *from != "" {
 			if start, err = parseDate(*from, false); err != nil {
-				return c.usagef("--from: %v", err)
+				return c.badArgsf("--from: %v", err)
 			}
 		}
 		if *to != "" {
 			if end, err = parseDate(*to, true); err != nil {
-				return c.usagef("--to: %v", err)
+				return c.badArgsf("--to: %v", err)
 			}
 		}
 		if !start.Before(end) && *from == "" {
-			return c.usagef("--to is not after the first day of this month, the default of --from: give --from too")
+			return c.badArgsf("--to is not after the first day of this month, the default of --from: give --from too")
 		}
 		if !start.Before(end) {
-			return c.usagef("--from must be before --to")
+			return c.badArgsf("--from must be before --to")
 		}
 		f := *format
 		if f == "" {
@@ -177,7 +177,7 @@ func setupUsageExport(fs *flagSet) runFunc {
 			}
 		}
 		if f != "csv" && f != "json" {
-			return c.usagef("--format: want csv or json, got %q", f)
+			return c.badArgsf("--format: want csv or json, got %q", f)
 		}
 		api, err := c.api()
 		if err != nil {
@@ -218,12 +218,12 @@ func setupCallsList(fs *flagSet) runFunc {
 		}
 		if *member != "" {
 			if err := checkName("member", *member); err != nil {
-				return c.usagef("--member: %v", err)
+				return c.badArgsf("--member: %v", err)
 			}
 		}
 		if *record != "" {
 			if err := checkName("record", *record); err != nil {
-				return c.usagef("--record: %v", err)
+				return c.badArgsf("--record: %v", err)
 			}
 		}
 		api, err := c.api()

@@ -24,10 +24,10 @@ func setupProviderCreate(fs *flagSet) runFunc {
 	return func(ctx context.Context, c *call) error {
 		c.fieldWords = s.fieldWords(recordFields(), nil)
 		if err := s.check(c.given); err != nil {
-			return c.usagef("%v", err)
+			return c.badArgsf("%v", err)
 		}
 		if s.preset == "" {
-			return c.usagef("--preset is required")
+			return c.badArgsf("--preset is required")
 		}
 		api, err := c.api()
 		if err != nil {
@@ -58,11 +58,11 @@ func setupProviderSet(fs *flagSet) runFunc {
 	return func(ctx context.Context, c *call) error {
 		c.fieldWords = s.fieldWords(recordFields(), nil)
 		if err := s.check(c.given); err != nil {
-			return c.usagef("%v", err)
+			return c.badArgsf("%v", err)
 		}
 		mask := s.mask(recordFields())
 		if len(mask.GetPaths()) == 0 && s.preset == "" {
-			return c.usagef("nothing to change: give the flags of the fields to set")
+			return c.badArgsf("nothing to change: give the flags of the fields to set")
 		}
 		api, err := c.api()
 		if err != nil {
@@ -152,10 +152,10 @@ func setupShare(share bool) func(fs *flagSet) runFunc {
 		tenant := fs.String("tenant", "", "tenant name `T` to share the managed record with, or stop sharing it with")
 		return func(ctx context.Context, c *call) error {
 			if *tenant == "" {
-				return c.usagef("--tenant is required")
+				return c.badArgsf("--tenant is required")
 			}
 			if err := checkName("tenant", *tenant); err != nil {
-				return c.usagef("%v", err)
+				return c.badArgsf("%v", err)
 			}
 			api, err := c.api()
 			if err != nil {
@@ -199,7 +199,7 @@ func setupPoolAdd(fs *flagSet) runFunc {
 	return func(ctx context.Context, c *call) error {
 		c.fieldWords = s.fieldWords(memberFields(), recordFields())
 		if err := s.check(c.given); err != nil {
-			return c.usagef("%v", err)
+			return c.badArgsf("%v", err)
 		}
 		api, err := c.api()
 		if err != nil {
@@ -220,7 +220,7 @@ func setupPoolAdd(fs *flagSet) runFunc {
 			case err != nil:
 				return fmt.Errorf("look up provider %s: %w", record, err)
 			case len(recordOnly) > 0:
-				return c.usagef("%s change the record, which exists: use weir provider set %s", strings.Join(recordOnly, ", "), record)
+				return c.badArgsf("%s change the record, which exists: use weir provider set %s", strings.Join(recordOnly, ", "), record)
 			}
 		}
 		resp, err := api.pools.AddPoolMember(ctx, connect.NewRequest(req))
@@ -253,11 +253,11 @@ func setupPoolSet(fs *flagSet) runFunc {
 	return func(ctx context.Context, c *call) error {
 		c.fieldWords = s.fieldWords(memberFields(), nil)
 		if err := s.check(c.given); err != nil {
-			return c.usagef("%v", err)
+			return c.badArgsf("%v", err)
 		}
 		mask := s.mask(memberFields())
 		if len(mask.GetPaths()) == 0 && s.preset == "" {
-			return c.usagef("nothing to change: give --off, --on or the flags of the fields to set")
+			return c.badArgsf("nothing to change: give --off, --on or the flags of the fields to set")
 		}
 		api, err := c.api()
 		if err != nil {

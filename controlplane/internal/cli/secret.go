@@ -22,10 +22,10 @@ func setupSecretSet(fs *flagSet) runFunc {
 	fs.Var(hosts, "host", "`HOST` name or name:port the secret may be sent to (repeatable, at least one)")
 	return func(ctx context.Context, c *call) error {
 		if len(hosts.vals) == 0 {
-			return c.usagef("at least one --host is required")
+			return c.badArgsf("at least one --host is required")
 		}
 		if len(hosts.vals) > 32 {
-			return c.usagef("at most 32 --host values")
+			return c.badArgsf("at most 32 --host values")
 		}
 		value, err := c.readSecret()
 		if err != nil {
@@ -60,11 +60,11 @@ func setupSecretSet(fs *flagSet) runFunc {
 // oversized value. The value is never printed, not even in errors.
 func (c *call) readSecret() (string, error) {
 	if c.Stdin == nil {
-		return "", c.usagef("the secret value is read from standard input, which is closed")
+		return "", c.badArgsf("the secret value is read from standard input, which is closed")
 	}
 	if f, ok := c.Stdin.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return "", c.usagef("the secret value is read from standard input; pipe it in, e.g. printf %%s \"$VALUE\" | weir secret set NAME --host HOST")
+			return "", c.badArgsf("the secret value is read from standard input; pipe it in, e.g. printf %%s \"$VALUE\" | weir secret set NAME --host HOST")
 		}
 	}
 	b, err := io.ReadAll(io.LimitReader(c.Stdin, maxSecretBytes+2))
@@ -79,11 +79,11 @@ func (c *call) readSecret() (string, error) {
 	}
 	switch {
 	case s == "":
-		return "", c.usagef("the secret value read from standard input is empty")
+		return "", c.badArgsf("the secret value read from standard input is empty")
 	case len(s) > maxSecretBytes:
-		return "", c.usagef("the secret value is longer than 64 KiB")
+		return "", c.badArgsf("the secret value is longer than 64 KiB")
 	case !utf8.ValidString(s):
-		return "", c.usagef("the secret value is not UTF-8")
+		return "", c.badArgsf("the secret value is not UTF-8")
 	}
 	return s, nil
 }

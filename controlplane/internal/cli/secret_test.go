@@ -90,7 +90,7 @@ func TestSecretSetRefusesBadStdin(t *testing.T) {
 		{"not utf-8", strings.NewReader("\xff\xfe"), "not UTF-8"},
 	} {
 		r := e.run(t, tt.stdin, "secret", "set", "k", "--host", "a.example.com")
-		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+		if r.code != exitBadArgs || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%s: exit %d stderr %q, want 2 and %q", tt.name, r.code, r.stderr, tt.want)
 		}
 	}

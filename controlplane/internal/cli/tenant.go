@@ -32,14 +32,14 @@ func (c *call) login(ctx context.Context, url, token, tenant string) error {
 		token = c.Getenv("WEIR_TOKEN")
 	}
 	if url == "" || token == "" {
-		return c.usagef("--url and --token are required (or WEIR_URL and WEIR_TOKEN)")
+		return c.badArgsf("--url and --token are required (or WEIR_URL and WEIR_TOKEN)")
 	}
 	if err := checkURL(url); err != nil {
-		return c.usagef("%v", err)
+		return c.badArgsf("%v", err)
 	}
 	if tenant != "" {
 		if err := checkName("tenant", tenant); err != nil {
-			return c.usagef("%v", err)
+			return c.badArgsf("%v", err)
 		}
 	}
 	api := newClients(c.HTTPClient, url, token)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/db/sqlc"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -283,7 +284,7 @@ type pending struct {
 }
 
 // batch is what one transaction writes: fetched messages, and their rows
-// as the column arrays of ingestStaged, without a second copy of a call
+// as the column arrays of sqlc.IngestCalls, without a second copy of a call
 // that comes twice (the first stands).
 type batch struct {
 	todo []pending
@@ -303,7 +304,7 @@ func newBatch(todo []pending) *batch {
 		r := &todo[i].row
 		if !seenTenant[r.tenantID] {
 			seenTenant[r.tenantID] = true
-			b.cols.tenants = append(b.cols.tenants, r.tenantID)
+			b.cols.Tenants = append(b.cols.Tenants, r.tenantID)
 		}
 		if !seenCall[r.callID] {
 			seenCall[r.callID] = true
@@ -416,24 +417,14 @@ func (w *ingestWorker) dropForeignKeys(ctx context.Context, conn *pgx.Conn, b *b
 	if len(ids) == 0 {
 		return b, nil
 	}
-	rows, err := conn.Query(ctx, ingestKeyTenants, ids)
+	keys, err := sqlc.New(conn).ListKeyTenants(ctx, ids)
 	if err != nil {
 		w.closeConn()
 		return nil, fmt.Errorf("distrib: usage ingest: keys: %w", err)
 	}
-	owner := map[pgtype.UUID]pgtype.UUID{}
-	for rows.Next() {
-		var k, t pgtype.UUID
-		if err := rows.Scan(&k, &t); err != nil {
-			rows.Close()
-			w.closeConn()
-			return nil, fmt.Errorf("distrib: usage ingest: keys: %w", err)
-		}
-		owner[k] = t
-	}
-	if err := rows.Err(); err != nil {
-		w.closeConn()
-		return nil, fmt.Errorf("distrib: usage ingest: keys: %w", err)
+	owner := make(map[pgtype.UUID]pgtype.UUID, len(keys))
+	for _, k := range keys {
+		owner[k.ID] = k.TenantID
 	}
 	keep := b.todo[:0:0]
 	for _, p := range b.todo {
@@ -481,39 +472,33 @@ func (w *ingestWorker) writeTx(ctx context.Context, conn *pgx.Conn, b *batch) (i
 // their cost into budgets, inside tx. It returns which tenants exist and
 // how many calls were new.
 func writeCalls(ctx context.Context, tx pgx.Tx, cols *callColumns, now time.Time) (map[pgtype.UUID]bool, int64, error) {
-	rows, err := tx.Query(ctx, ingestStaged, cols.args()...)
+	rows, err := sqlc.New(tx).IngestCalls(ctx, cols.IngestCallsParams)
 	if err != nil {
 		return nil, 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
 	}
-	known := map[pgtype.UUID]bool{}
-	var tenants, keys []pgtype.UUID
-	var amounts []int64
+	known := make(map[pgtype.UUID]bool, len(rows))
+	var spend sqlc.SettleSpendParams
 	var inserted int64
-	for rows.Next() {
-		var t, k pgtype.UUID
-		var amount, n pgtype.Int8
-		if err := rows.Scan(&t, &k, &amount, &n); err != nil {
-			rows.Close()
-			return nil, 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
+	for _, r := range rows {
+		known[r.TenantID] = true
+		if r.Inserted > 0 {
+			spend.TenantID = append(spend.TenantID, r.TenantID)
+			spend.KeyID = append(spend.KeyID, r.KeyID)
+			spend.AmountNanos = append(spend.AmountNanos, r.AmountNanos)
+			inserted += r.Inserted
 		}
-		known[t] = true
-		if n.Valid {
-			tenants, keys, amounts = append(tenants, t), append(keys, k), append(amounts, amount.Int64)
-			inserted += n.Int64
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("distrib: usage ingest: write: %w", err)
 	}
 	if inserted == 0 {
 		return known, 0, nil
 	}
+	spend.Now = pgtype.Timestamptz{Time: now, Valid: true}
 	// One round trip: the server runs the two in order, so every budget is
 	// locked (in id order) before any is changed.
-	settle := &pgx.Batch{}
-	settle.Queue(ingestLockBudgets, tenants, keys, amounts)
-	settle.Queue(ingestSettle, tenants, keys, amounts, now)
-	if err := tx.SendBatch(ctx, settle).Close(); err != nil {
+	settle := &batchQueue{}
+	q := sqlc.New(settle)
+	_ = q.LockSpendBudgets(ctx, sqlc.LockSpendBudgetsParams{TenantID: spend.TenantID, KeyID: spend.KeyID})
+	_ = q.SettleSpend(ctx, spend)
+	if err := tx.SendBatch(ctx, &settle.Batch).Close(); err != nil {
 		return nil, 0, fmt.Errorf("distrib: usage ingest: settle budgets: %w", err)
 	}
 	return known, inserted, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"weir.dev/db/sqlc"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
@@ -128,110 +129,81 @@ func toRow(r *telemetryv1.CallRecord, received time.Time) (callRow, error) {
 }
 
 // callColumns are the rows of one batch as the arrays, one per column, that
-// ingestStaged unnests: one round trip carries them all, and Postgres reads
-// them without staging them in a table first.
+// sqlc.IngestCalls unnests: one round trip carries them all, and Postgres
+// reads them without staging them in a table first. Tenants is the batch's
+// distinct tenants.
 type callColumns struct {
-	tenants []pgtype.UUID // the distinct tenants of the calls
-
-	callID, edgeID, endpoint, model, recordName, memberName, outcome, errorCode []string
-	jobHash, cacheJobHash, cachePrevMember, cacheMember, cacheMiss              []string
-	tenantID, keyID, recordID                                                   []pgtype.UUID
-	stream, costFlagged                                                         []bool
-	status                                                                      []int32
-	inputTokens, outputTokens, cacheReadTokens, cacheWriteTok                   []int64
-	reservedNanos, costNanos, cachePrevCachedInput, cacheEstMissCostNanos       []int64
-	durationMs                                                                  []int64
-	startedAt                                                                   []time.Time
-
-	aCallID, aRecordName, aMemberName, aOutcome, aKind, aReason []string
-	aIndex, aStatus                                             []int32
-	aLatencyMs, aCostNanos                                      []int64
-	aCostEstimated                                              []bool
-	aStartedAt                                                  []pgtype.Timestamptz
+	sqlc.IngestCallsParams
 }
 
 // grow makes room for calls calls and attempts attempts.
 func (c *callColumns) grow(calls, attempts int) {
-	for _, s := range []*[]string{&c.callID, &c.edgeID, &c.endpoint, &c.model, &c.recordName, &c.memberName,
-		&c.outcome, &c.errorCode, &c.jobHash, &c.cacheJobHash, &c.cachePrevMember, &c.cacheMember, &c.cacheMiss} {
+	for _, s := range []*[]string{&c.CallID, &c.EdgeID, &c.Endpoint, &c.Model, &c.RecordName, &c.MemberName,
+		&c.Outcome, &c.ErrorCode, &c.JobHash, &c.CacheJobHash, &c.CachePreviousMember, &c.CacheMember, &c.CacheMiss} {
 		*s = make([]string, 0, calls)
 	}
-	for _, s := range []*[]pgtype.UUID{&c.tenantID, &c.keyID, &c.recordID} {
+	for _, s := range []*[]pgtype.UUID{&c.TenantID, &c.KeyID, &c.RecordID} {
 		*s = make([]pgtype.UUID, 0, calls)
 	}
-	for _, s := range []*[]int64{&c.inputTokens, &c.outputTokens, &c.cacheReadTokens, &c.cacheWriteTok,
-		&c.reservedNanos, &c.costNanos, &c.cachePrevCachedInput, &c.cacheEstMissCostNanos, &c.durationMs} {
+	for _, s := range []*[]int64{&c.InputTokens, &c.OutputTokens, &c.CacheReadTokens, &c.CacheWriteTokens,
+		&c.ReservedNanos, &c.CostNanos, &c.CachePreviousCachedInputTokens, &c.CacheEstimatedMissCostNanos, &c.DurationMs} {
 		*s = make([]int64, 0, calls)
 	}
-	c.stream, c.costFlagged = make([]bool, 0, calls), make([]bool, 0, calls)
-	c.status, c.startedAt = make([]int32, 0, calls), make([]time.Time, 0, calls)
-	for _, s := range []*[]string{&c.aCallID, &c.aRecordName, &c.aMemberName, &c.aOutcome, &c.aKind, &c.aReason} {
+	c.Stream, c.CostFlagged = make([]bool, 0, calls), make([]bool, 0, calls)
+	c.Status, c.StartedAt = make([]int32, 0, calls), make([]pgtype.Timestamptz, 0, calls)
+	for _, s := range []*[]string{&c.AttemptCallID, &c.AttemptRecordName, &c.AttemptMemberName, &c.AttemptOutcome,
+		&c.AttemptKind, &c.AttemptReason} {
 		*s = make([]string, 0, attempts)
 	}
-	c.aIndex, c.aStatus = make([]int32, 0, attempts), make([]int32, 0, attempts)
-	c.aLatencyMs, c.aCostNanos = make([]int64, 0, attempts), make([]int64, 0, attempts)
-	c.aCostEstimated, c.aStartedAt = make([]bool, 0, attempts), make([]pgtype.Timestamptz, 0, attempts)
+	c.AttemptIndex, c.AttemptStatus = make([]int32, 0, attempts), make([]int32, 0, attempts)
+	c.AttemptLatencyMs, c.AttemptCostNanos = make([]int64, 0, attempts), make([]int64, 0, attempts)
+	c.AttemptCostEstimated, c.AttemptStartedAt = make([]bool, 0, attempts), make([]pgtype.Timestamptz, 0, attempts)
 }
 
 // add appends r and its attempts.
 func (c *callColumns) add(r *callRow) {
-	c.callID = append(c.callID, r.callID)
-	c.tenantID = append(c.tenantID, r.tenantID)
-	c.keyID = append(c.keyID, r.keyID)
-	c.edgeID = append(c.edgeID, r.edgeID)
-	c.endpoint = append(c.endpoint, r.endpoint)
-	c.model = append(c.model, r.model)
-	c.stream = append(c.stream, r.stream)
-	c.recordID = append(c.recordID, r.recordID)
-	c.recordName = append(c.recordName, r.recordName)
-	c.memberName = append(c.memberName, r.memberName)
-	c.status = append(c.status, r.status)
-	c.outcome = append(c.outcome, r.outcome)
-	c.errorCode = append(c.errorCode, r.errorCode)
-	c.inputTokens = append(c.inputTokens, r.inputTokens)
-	c.outputTokens = append(c.outputTokens, r.outputTokens)
-	c.cacheReadTokens = append(c.cacheReadTokens, r.cacheReadTokens)
-	c.cacheWriteTok = append(c.cacheWriteTok, r.cacheWriteTok)
-	c.reservedNanos = append(c.reservedNanos, r.reservedNanos)
-	c.costNanos = append(c.costNanos, r.costNanos)
-	c.costFlagged = append(c.costFlagged, r.costFlagged)
-	c.jobHash = append(c.jobHash, r.jobHash)
-	c.cacheJobHash = append(c.cacheJobHash, r.cacheJobHash)
-	c.cachePrevMember = append(c.cachePrevMember, r.cachePrevMember)
-	c.cacheMember = append(c.cacheMember, r.cacheMember)
-	c.cacheMiss = append(c.cacheMiss, r.cacheMiss)
-	c.cachePrevCachedInput = append(c.cachePrevCachedInput, r.cachePrevCachedInput)
-	c.cacheEstMissCostNanos = append(c.cacheEstMissCostNanos, r.cacheEstMissCostNanos)
-	c.startedAt = append(c.startedAt, r.startedAt)
-	c.durationMs = append(c.durationMs, r.durationMs)
+	c.CallID = append(c.CallID, r.callID)
+	c.TenantID = append(c.TenantID, r.tenantID)
+	c.KeyID = append(c.KeyID, r.keyID)
+	c.EdgeID = append(c.EdgeID, r.edgeID)
+	c.Endpoint = append(c.Endpoint, r.endpoint)
+	c.Model = append(c.Model, r.model)
+	c.Stream = append(c.Stream, r.stream)
+	c.RecordID = append(c.RecordID, r.recordID)
+	c.RecordName = append(c.RecordName, r.recordName)
+	c.MemberName = append(c.MemberName, r.memberName)
+	c.Status = append(c.Status, r.status)
+	c.Outcome = append(c.Outcome, r.outcome)
+	c.ErrorCode = append(c.ErrorCode, r.errorCode)
+	c.InputTokens = append(c.InputTokens, r.inputTokens)
+	c.OutputTokens = append(c.OutputTokens, r.outputTokens)
+	c.CacheReadTokens = append(c.CacheReadTokens, r.cacheReadTokens)
+	c.CacheWriteTokens = append(c.CacheWriteTokens, r.cacheWriteTok)
+	c.ReservedNanos = append(c.ReservedNanos, r.reservedNanos)
+	c.CostNanos = append(c.CostNanos, r.costNanos)
+	c.CostFlagged = append(c.CostFlagged, r.costFlagged)
+	c.JobHash = append(c.JobHash, r.jobHash)
+	c.CacheJobHash = append(c.CacheJobHash, r.cacheJobHash)
+	c.CachePreviousMember = append(c.CachePreviousMember, r.cachePrevMember)
+	c.CacheMember = append(c.CacheMember, r.cacheMember)
+	c.CacheMiss = append(c.CacheMiss, r.cacheMiss)
+	c.CachePreviousCachedInputTokens = append(c.CachePreviousCachedInputTokens, r.cachePrevCachedInput)
+	c.CacheEstimatedMissCostNanos = append(c.CacheEstimatedMissCostNanos, r.cacheEstMissCostNanos)
+	c.StartedAt = append(c.StartedAt, pgtype.Timestamptz{Time: r.startedAt, Valid: true})
+	c.DurationMs = append(c.DurationMs, r.durationMs)
 	for _, a := range r.attempts {
-		c.aCallID = append(c.aCallID, r.callID)
-		c.aIndex = append(c.aIndex, a.index)
-		c.aRecordName = append(c.aRecordName, a.recordName)
-		c.aMemberName = append(c.aMemberName, a.memberName)
-		c.aStatus = append(c.aStatus, a.status)
-		c.aOutcome = append(c.aOutcome, a.outcome)
-		c.aKind = append(c.aKind, a.kind)
-		c.aReason = append(c.aReason, a.reason)
-		c.aLatencyMs = append(c.aLatencyMs, a.latencyMs)
-		c.aCostNanos = append(c.aCostNanos, a.costNanos)
-		c.aCostEstimated = append(c.aCostEstimated, a.costEstimated)
-		c.aStartedAt = append(c.aStartedAt, a.startedAt)
-	}
-}
-
-// args are ingestStaged's arguments, in the order of its parameters.
-func (c *callColumns) args() []any {
-	return []any{
-		c.tenants,
-		c.callID, c.tenantID, c.keyID, c.edgeID, c.endpoint, c.model, c.stream, c.recordID,
-		c.recordName, c.memberName, c.status, c.outcome, c.errorCode,
-		c.inputTokens, c.outputTokens, c.cacheReadTokens, c.cacheWriteTok,
-		c.reservedNanos, c.costNanos, c.costFlagged, c.jobHash,
-		c.cacheJobHash, c.cachePrevMember, c.cacheMember, c.cacheMiss,
-		c.cachePrevCachedInput, c.cacheEstMissCostNanos, c.startedAt, c.durationMs,
-		c.aCallID, c.aIndex, c.aRecordName, c.aMemberName, c.aStatus, c.aOutcome, c.aKind,
-		c.aReason, c.aLatencyMs, c.aCostNanos, c.aCostEstimated, c.aStartedAt,
+		c.AttemptCallID = append(c.AttemptCallID, r.callID)
+		c.AttemptIndex = append(c.AttemptIndex, a.index)
+		c.AttemptRecordName = append(c.AttemptRecordName, a.recordName)
+		c.AttemptMemberName = append(c.AttemptMemberName, a.memberName)
+		c.AttemptStatus = append(c.AttemptStatus, a.status)
+		c.AttemptOutcome = append(c.AttemptOutcome, a.outcome)
+		c.AttemptKind = append(c.AttemptKind, a.kind)
+		c.AttemptReason = append(c.AttemptReason, a.reason)
+		c.AttemptLatencyMs = append(c.AttemptLatencyMs, a.latencyMs)
+		c.AttemptCostNanos = append(c.AttemptCostNanos, a.costNanos)
+		c.AttemptCostEstimated = append(c.AttemptCostEstimated, a.costEstimated)
+		c.AttemptStartedAt = append(c.AttemptStartedAt, a.startedAt)
 	}
 }
 

@@ -223,7 +223,7 @@ func signingSecret(a *configv1.Auth, keySecret string) string {
 	return ""
 }
 
-// sortedMembers returns r's members by order (tier), then name: the order
+// sortedMembers returns r's members by order, then name: the order
 // every listing uses.
 func sortedMembers(r *Record) []*Member {
 	out := slices.Clone(r.Members)

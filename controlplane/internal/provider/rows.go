@@ -102,7 +102,7 @@ func memberSpecFromRow(m sqlc.PoolMember, prices []*configv1.Price) (*adminv1.Po
 		KeySecret:  optText(m.KeySecret),
 		Region:     optText(m.Region),
 		Weight:     uint32(max(m.Weight, 1)),
-		Order:      uint32(max(m.Tier, 1)),
+		Order:      uint32(max(m.Order, 1)),
 		Models:     nilIfEmpty(m.Models),
 		Off:        m.Off,
 		Account:    optText(m.Account),
@@ -288,7 +288,7 @@ type memberColumns struct {
 	InputTPM           pgtype.Int8
 	OutputTPM          pgtype.Int8
 	Weight             int32
-	Tier               int32
+	Order              int32
 	ModelMap           []byte
 	Models             []string
 	Off                bool
@@ -314,7 +314,7 @@ func memberColumnsOf(s *adminv1.PoolMemberSpec, preset string) (memberColumns, e
 		KeySecret:          optionalText(s.KeySecret),
 		Region:             optionalText(s.Region),
 		Weight:             int32(max(s.GetWeight(), 1)),
-		Tier:               int32(max(s.GetOrder(), 1)),
+		Order:              int32(max(s.GetOrder(), 1)),
 		Models:             emptyIfNil(s.GetModels()),
 		Off:                s.GetOff(),
 		Account:            optionalText(s.Account),
@@ -352,7 +352,7 @@ func (c memberColumns) add(tenant pgtype.UUID, record, name string) sqlc.AddPool
 		AccessKeySecret: c.AccessKeySecret, TokenURL: c.TokenURL, ClientID: c.ClientID,
 		ClientSecretSecret: c.ClientSecretSecret, OauthScopes: c.OauthScopes, KeySecret: c.KeySecret,
 		Region: c.Region, RetainsData: c.RetainsData, Tags: c.Tags, RPM: c.RPM, InputTPM: c.InputTPM,
-		OutputTPM: c.OutputTPM, Weight: c.Weight, Tier: c.Tier, ModelMap: c.ModelMap, Models: c.Models,
+		OutputTPM: c.OutputTPM, Weight: c.Weight, Order: c.Order, ModelMap: c.ModelMap, Models: c.Models,
 		Off: c.Off, Account: c.Account, APIVersion: c.APIVersion,
 	}
 }
@@ -364,7 +364,7 @@ func (c memberColumns) update(tenant pgtype.UUID, record, name string) sqlc.Upda
 		AccessKeySecret: c.AccessKeySecret, TokenURL: c.TokenURL, ClientID: c.ClientID,
 		ClientSecretSecret: c.ClientSecretSecret, OauthScopes: c.OauthScopes, KeySecret: c.KeySecret,
 		Region: c.Region, RetainsData: c.RetainsData, Tags: c.Tags, RPM: c.RPM, InputTPM: c.InputTPM,
-		OutputTPM: c.OutputTPM, Weight: c.Weight, Tier: c.Tier, ModelMap: c.ModelMap, Models: c.Models,
+		OutputTPM: c.OutputTPM, Weight: c.Weight, Order: c.Order, ModelMap: c.ModelMap, Models: c.Models,
 		Off: c.Off, Account: c.Account, APIVersion: c.APIVersion,
 	}
 }

@@ -174,7 +174,7 @@ func bedrockPoolRows() TenantRows {
 	paris.Region = text("eu-west")
 	paris.RetainsData = boolean(false)
 	paris.Account = text("aws-org-1")
-	paris.Tier = 2
+	paris.Order = 2
 	paris.Models = []string{"claude-x"}
 	paris.ModelMap = jsonb(map[string]string{"claude-x": "eu.anthropic.claude-x-v1:0"})
 
@@ -393,7 +393,7 @@ func secretRows() TenantRows {
 	oauth.OauthScopes = []string{"invoke"}
 	off := newMember(4, rec, "spare", "https://d.llm.example.com/v1")
 	off.Off = true
-	off.Tier = 2
+	off.Order = 2
 	off.APIVersion = text("")
 
 	return TenantRows{

@@ -95,7 +95,7 @@ func newRecord(n byte, owner pgtype.UUID, name, wire, baseURL string) sqlc.Provi
 }
 
 // newMember returns a member row holding the schema's defaults: every
-// inheritable column NULL, weight 1, tier 1.
+// inheritable column NULL, weight 1, order 1.
 func newMember(n byte, rec sqlc.ProviderRecord, name, baseURL string) sqlc.PoolMember {
 	return sqlc.PoolMember{
 		ID:          id(kMember, n),
@@ -106,7 +106,7 @@ func newMember(n byte, rec sqlc.ProviderRecord, name, baseURL string) sqlc.PoolM
 		OauthScopes: []string{},
 		Tags:        []byte("{}"),
 		Weight:      1,
-		Tier:        1,
+		Order:       1,
 		ModelMap:    []byte("{}"),
 		Models:      []string{},
 		CreatedAt:   ts("2025-03-02T00:00:00Z"),

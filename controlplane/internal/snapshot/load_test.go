@@ -97,7 +97,7 @@ func TestLoadAndBuildAgainstPostgres(t *testing.T) {
 	sweden, err := q.AddPoolMember(ctx, sqlc.AddPoolMemberParams{
 		Name: "sweden", BaseURL: "https://acme-sweden.openai.azure.com/openai",
 		KeySecret: text("azure-sweden"), Region: text("eu-north"), OauthScopes: []string{},
-		Tags: jsonb(nil), RPM: i8(300), InputTPM: i8(300000), Weight: 1, Tier: 1,
+		Tags: jsonb(nil), RPM: i8(300), InputTPM: i8(300000), Weight: 1, Order: 1,
 		ModelMap: jsonb(map[string]string{"gpt-x": "gpt-x-sweden"}), Models: []string{},
 		TenantID: acmeT.ID, RecordName: "azure-gpt",
 	})
@@ -106,7 +106,7 @@ func TestLoadAndBuildAgainstPostgres(t *testing.T) {
 		Name: "france", BaseURL: "https://acme-france.openai.azure.com/openai",
 		AuthKind: text("api_key"), AuthHeader: text("api-key"), OauthScopes: []string{},
 		KeySecret: text("azure-france"), Region: text("eu-west"), RetainsData: boolean(false),
-		Tags: jsonb(map[string]string{"dc": "paris"}), Weight: 2, Tier: 2,
+		Tags: jsonb(map[string]string{"dc": "paris"}), Weight: 2, Order: 2,
 		ModelMap: jsonb(map[string]string{"gpt-x": "gpt-x-france"}), Models: []string{"gpt-x"},
 		Off: true, Account: text("azure-sub-2"), APIVersion: text("2025-01-01"),
 		TenantID: acmeT.ID, RecordName: "azure-gpt",

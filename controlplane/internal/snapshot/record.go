@@ -90,10 +90,10 @@ func (b *builder) records(owner pgtype.UUID, in recordRows) []*configv1.Provider
 		})
 	}
 
-	// Members, ordered by tier then name, and their prices by model.
+	// Members, ordered by order then name, and their prices by model.
 	members := slices.Clone(in.members)
 	slices.SortFunc(members, func(a, b sqlc.PoolMember) int {
-		return cmp.Or(cmp.Compare(a.Tier, b.Tier), cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID.String(), b.ID.String()))
+		return cmp.Or(cmp.Compare(a.Order, b.Order), cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID.String(), b.ID.String()))
 	})
 	memberByID := map[[16]byte]*configv1.Member{}
 	for _, m := range members {
@@ -295,7 +295,7 @@ func (b *builder) member(record string, m sqlc.PoolMember) *configv1.Member {
 		KeySecret:  optText(m.KeySecret),
 		Region:     optText(m.Region),
 		Limits:     limits(m.RPM.Int64, m.InputTPM.Int64, m.OutputTPM.Int64),
-		Order:      uint32(max(m.Tier, 0)),
+		Order:      uint32(max(m.Order, 0)),
 		Models:     cloneStrings(m.Models),
 		Off:        m.Off,
 		Account:    optText(m.Account),
@@ -309,8 +309,8 @@ func (b *builder) member(record string, m sqlc.PoolMember) *configv1.Member {
 	} else {
 		mp.Weight = uint32(m.Weight)
 	}
-	if m.Tier < 1 {
-		b.fail("%s: tier must be at least 1, got %d", where, m.Tier)
+	if m.Order < 1 {
+		b.fail("%s: order must be at least 1, got %d", where, m.Order)
 	}
 	// Auth as a whole is inherited when the member names neither a kind nor
 	// a header.

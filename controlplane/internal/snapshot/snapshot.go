@@ -37,7 +37,7 @@
 //   - Prices are micro-dollars per million tokens; a NULL part is an unset
 //     optional field (R-COST-4), never 0.
 //   - Output is ordered independently of the order of the input rows: records
-//     by name; each pool's members by tier, then name; models and prices by
+//     by name; each pool's members by order, then name; models and prices by
 //     model; keys by name (then creation time and id); budgets and secrets by
 //     name; a managed record's tenants by tenant name, then id.
 //   - A pool record with no members serves nothing and is left out (the edge

@@ -153,7 +153,7 @@ func TestMapError(t *testing.T) {
 	member := func(tx *store.Tx, name string) error {
 		_, err := tx.Q.AddPoolMember(ctx, sqlc.AddPoolMemberParams{
 			TenantID: a.ID, RecordName: "p", Name: name, BaseURL: "https://x", OauthScopes: []string{},
-			Tags: []byte("{}"), Weight: 1, Tier: 1, ModelMap: []byte("{}"), Models: []string{},
+			Tags: []byte("{}"), Weight: 1, Order: 1, ModelMap: []byte("{}"), Models: []string{},
 		})
 		return err
 	}
@@ -172,7 +172,7 @@ func TestMapError(t *testing.T) {
 		}
 		_, err := tx.Q.UpdatePoolMember(ctx, sqlc.UpdatePoolMemberParams{
 			TenantID: a.ID, RecordName: "p", Name: "m0", BaseURL: "https://x", KeySecret: pgtype.Text{String: "used", Valid: true},
-			OauthScopes: []string{}, Tags: []byte("{}"), Weight: 1, Tier: 1, ModelMap: []byte("{}"), Models: []string{},
+			OauthScopes: []string{}, Tags: []byte("{}"), Weight: 1, Order: 1, ModelMap: []byte("{}"), Models: []string{},
 		})
 		return err
 	})
@@ -198,7 +198,7 @@ func TestMapError(t *testing.T) {
 		{"foreign key on write", func(tx *store.Tx) error {
 			_, err := tx.Q.UpdatePoolMember(ctx, sqlc.UpdatePoolMemberParams{
 				TenantID: a.ID, RecordName: "p", Name: "m1", BaseURL: "https://x", KeySecret: pgtype.Text{String: "nope", Valid: true},
-				OauthScopes: []string{}, Tags: []byte("{}"), Weight: 1, Tier: 1, ModelMap: []byte("{}"), Models: []string{},
+				OauthScopes: []string{}, Tags: []byte("{}"), Weight: 1, Order: 1, ModelMap: []byte("{}"), Models: []string{},
 			})
 			return err
 		}, store.ErrInvalid, "pool_members_key_secret_fkey", "key_secret"},

@@ -1,12 +1,5 @@
--- Queries of the distribution layer (controlplane/internal/distrib): the
--- outbox publisher's reconcile at start, budget leases, the view mirror and
--- the janitor. Usage ingest writes calls with COPY into temporary tables,
--- which sqlc cannot see; its SQL lives in distrib/ingest_sql.go.
-
--- name: ListConfigRevisions :many
--- ListConfigRevisions lists the publication state of every snapshot, the
--- cluster's (tenant_id NULL) included (the publisher's reconcile at start).
-SELECT * FROM config_revisions ORDER BY updated_at;
+-- Budget leases (controlplane/internal/distrib): the share of a budget an
+-- edge may spend before its call records are settled.
 
 -- name: LockBudgetForLease :one
 -- LockBudgetForLease reads a tenant's budget and locks its row until the end
@@ -40,6 +33,14 @@ INSERT INTO budget_leases (budget_id, edge_id, granted_nanos, expires_at)
 VALUES (@budget_id, @edge_id, @granted_nanos, @expires_at)
 RETURNING *;
 
+-- name: CreateBudgetLease :one
+INSERT INTO budget_leases (budget_id, edge_id, granted_nanos, expires_at)
+VALUES (@budget_id, @edge_id, @granted_nanos, @expires_at)
+RETURNING *;
+
+-- name: GetBudgetLease :one
+SELECT * FROM budget_leases WHERE id = @id;
+
 -- name: ReturnBudgetLease :one
 -- ReturnBudgetLease records that an edge gave a lease back: returned_nanos
 -- (at most the grant) was never used, the rest was. The lease stays open,
@@ -56,6 +57,25 @@ WHERE id = @id AND budget_id = @budget_id AND edge_id = @edge_id
   AND closed_at IS NULL AND used_nanos + returned_nanos = 0
 RETURNING *;
 
+-- name: SettleBudgetLease :one
+-- SettleBudgetLease records what the edge used and returned and closes the
+-- lease. pgx.ErrNoRows when the lease is already closed.
+UPDATE budget_leases
+SET used_nanos = @used_nanos, returned_nanos = @returned_nanos, closed_at = now()
+WHERE id = @id AND closed_at IS NULL
+RETURNING *;
+
+-- name: ListOpenBudgetLeases :many
+SELECT * FROM budget_leases WHERE budget_id = @budget_id AND closed_at IS NULL ORDER BY created_at;
+
+-- name: OutstandingLeaseNanos :one
+-- OutstandingLeaseNanos is what open leases of a budget may still spend.
+SELECT COALESCE(sum(granted_nanos - used_nanos - returned_nanos), 0)::bigint AS outstanding_nanos
+FROM budget_leases WHERE budget_id = @budget_id AND closed_at IS NULL;
+
+-- name: ListExpiredBudgetLeases :many
+SELECT * FROM budget_leases WHERE closed_at IS NULL AND expires_at <= @now ORDER BY expires_at;
+
 -- name: CloseSettledLeases :execrows
 -- CloseSettledLeases closes open leases that no longer count: returned ones
 -- returned before settle_cutoff, and active ones that expired before
@@ -67,27 +87,3 @@ WHERE closed_at IS NULL
 
 -- name: DeleteClosedLeasesBefore :execrows
 DELETE FROM budget_leases WHERE closed_at IS NOT NULL AND closed_at < @before;
-
--- name: ListKnownTenants :many
--- ListKnownTenants returns which of the given ids are tenants (usage
--- ingest drops the records of tenants that no longer exist).
-SELECT id FROM tenants WHERE id = ANY(@ids::uuid[]);
-
--- name: MirrorMemberView :batchexec
--- MirrorMemberView is UpsertMemberView for the view mirror's batches: it
--- keeps an edge's latest view of a member; an older view than the one
--- stored, and a view of a record that no longer exists, change nothing.
-INSERT INTO member_views (edge_id, record_id, member_name, view, observed_at)
-SELECT @edge_id, r.id, @member_name, @view, @observed_at
-FROM provider_records r WHERE r.id = @record_id
-ON CONFLICT (edge_id, record_id, member_name) DO UPDATE
-SET view = EXCLUDED.view, observed_at = EXCLUDED.observed_at, updated_at = now()
-WHERE member_views.observed_at <= EXCLUDED.observed_at;
-
--- name: MirrorEdge :batchexec
--- MirrorEdge records that an edge reported at last_seen (its latest member
--- view), keeping the version and region it may have reported otherwise.
-INSERT INTO edges (id, last_seen, first_seen)
-VALUES (@id, @last_seen, LEAST(now(), @last_seen))
-ON CONFLICT (id) DO UPDATE
-SET last_seen = GREATEST(edges.last_seen, EXCLUDED.last_seen);

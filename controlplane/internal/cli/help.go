@@ -28,34 +28,34 @@ func newFlagSet(name string) *flagSet {
 }
 
 // Var defines a flag with a custom value.
-func (fs *flagSet) Var(v flag.Value, name, usage string) {
-	fs.FlagSet.Var(v, name, usage)
+func (fs *flagSet) Var(v flag.Value, name, help string) {
+	fs.FlagSet.Var(v, name, help)
 	fs.order = append(fs.order, name)
 }
 
 // StringVar defines a string flag stored in p.
-func (fs *flagSet) StringVar(p *string, name, value, usage string) {
-	fs.FlagSet.StringVar(p, name, value, usage)
+func (fs *flagSet) StringVar(p *string, name, value, help string) {
+	fs.FlagSet.StringVar(p, name, value, help)
 	fs.order = append(fs.order, name)
 }
 
 // String defines a string flag.
-func (fs *flagSet) String(name, value, usage string) *string {
+func (fs *flagSet) String(name, value, help string) *string {
 	p := new(string)
-	fs.StringVar(p, name, value, usage)
+	fs.StringVar(p, name, value, help)
 	return p
 }
 
 // BoolVar defines a boolean flag stored in p.
-func (fs *flagSet) BoolVar(p *bool, name string, value bool, usage string) {
-	fs.FlagSet.BoolVar(p, name, value, usage)
+func (fs *flagSet) BoolVar(p *bool, name string, value bool, help string) {
+	fs.FlagSet.BoolVar(p, name, value, help)
 	fs.order = append(fs.order, name)
 }
 
 // Bool defines a boolean flag.
-func (fs *flagSet) Bool(name string, value bool, usage string) *bool {
+func (fs *flagSet) Bool(name string, value bool, help string) *bool {
 	p := new(bool)
-	fs.BoolVar(p, name, value, usage)
+	fs.BoolVar(p, name, value, help)
 	return p
 }
 
@@ -115,9 +115,9 @@ func defaultText(f *flag.Flag) string {
 	return f.DefValue
 }
 
-// synopsis returns the usage-line word of f: "--since DUR", in brackets
+// flagSynopsis returns the synopsis word of f: "--since DUR", in brackets
 // unless required, with "…" when it may be repeated.
-func synopsis(f *flag.Flag, required bool) string {
+func flagSynopsis(f *flag.Flag, required bool) string {
 	s := "--" + f.Name
 	if v := valueName(f); v != "" {
 		s += " " + v
@@ -146,16 +146,16 @@ func commandFlags(cmd *command, output *outputMode) (*flagSet, runFunc, *string)
 		}
 		tenant = fs.String("tenant", "", help)
 	}
-	fs.Var(output, "output", outputUsage)
+	fs.Var(output, "output", outputHelp)
 	return fs, run, tenant
 }
 
-// outputUsage is the help of the global --output flag.
-const outputUsage = "`json` prints the answer as JSON (field names as in the admin API, enums as the words people read); table (the default) prints text"
+// outputHelp is the help of the global --output flag.
+const outputHelp = "`json` prints the answer as JSON (field names as in the admin API, enums as the words people read); table (the default) prints text"
 
-// usageWords returns the words of cmd's usage line: "weir", the path, the
+// synopsisWords returns the words of cmd's usage line: "weir", the path, the
 // positional arguments, then every flag of fs.
-func (cmd *command) usageWords(fs *flagSet) []string {
+func (cmd *command) synopsisWords(fs *flagSet) []string {
 	words := append([]string{"weir"}, strings.Fields(cmd.path)...)
 	words = append(words, cmd.args...)
 	required := map[string]bool{}
@@ -163,20 +163,20 @@ func (cmd *command) usageWords(fs *flagSet) []string {
 		required[r] = true
 	}
 	for _, f := range fs.flags() {
-		words = append(words, synopsis(f, required[f.Name]))
+		words = append(words, flagSynopsis(f, required[f.Name]))
 	}
 	return words
 }
 
-// usageWidth is where usage lines wrap.
-const usageWidth = 100
+// synopsisWidth is where usage lines wrap.
+const synopsisWidth = 100
 
-// usage returns cmd's usage line, wrapped at usageWidth with continuation
+// synopsis returns cmd's usage line, wrapped at synopsisWidth with continuation
 // lines indented as in DESIGN §3. Every flag of the command is in it.
-func (cmd *command) usage() string {
+func (cmd *command) synopsis() string {
 	var dummy outputMode
 	fs, _, _ := commandFlags(cmd, &dummy)
-	return wrapWords(cmd.usageWords(fs), usageWidth, "     ")
+	return wrapWords(cmd.synopsisWords(fs), synopsisWidth, "     ")
 }
 
 // wrapWords joins words with spaces into lines of at most width
@@ -205,9 +205,9 @@ func wrapWords(words []string, width int, indent string) string {
 // printHelp prints a command's usage line, what it does, and each flag
 // with its meaning and default.
 func printHelp(w io.Writer, cmd *command, fs *flagSet) {
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", wrapWords(cmd.usageWords(fs), usageWidth, "     "), cmd.summary)
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", wrapWords(cmd.synopsisWords(fs), synopsisWidth, "     "), cmd.summary)
 	for _, n := range cmd.notes {
-		fmt.Fprintf(w, "\n%s\n", wrapWords(strings.Fields(n), usageWidth, ""))
+		fmt.Fprintf(w, "\n%s\n", wrapWords(strings.Fields(n), synopsisWidth, ""))
 	}
 	fmt.Fprintf(w, "\nflags:\n")
 	for _, f := range fs.flags() {
@@ -219,6 +219,6 @@ func printHelp(w io.Writer, cmd *command, fs *flagSet) {
 		if d := defaultText(f); d != "" {
 			text += " (default " + d + ")"
 		}
-		fmt.Fprintf(w, "  %s\n        %s\n", head, wrapWords(strings.Fields(text), usageWidth-8, "        "))
+		fmt.Fprintf(w, "  %s\n        %s\n", head, wrapWords(strings.Fields(text), synopsisWidth-8, "        "))
 	}
 }
