@@ -84,9 +84,6 @@ func (n *Server) Stop() {
 	}
 }
 
-// Port is the client port.
-func (n *Server) Port() int { return n.opts.Port }
-
 // URL is the client URL, nats://127.0.0.1:PORT, or tls://… with Options.TLS
 // (valid while stopped too).
 func (n *Server) URL() string {
