@@ -4,15 +4,6 @@
 // a restart. Standard library only: the edge links it without any database
 // or NATS code.
 //
-// Exported API:
-//
-//   - Files (Cert, Key; Enabled, Validate): the --tls-cert/--tls-key pair of
-//     a binary; both or neither.
-//   - KeyPair (LoadKeyPair, GetCertificate, TLSConfig): the pair as served,
-//     re-read when either file changes.
-//   - TLS(ln, files, log): ln wrapped in TLS from files, or ln itself when
-//     TLS is off.
-//
 // Reload contract: on each TLS handshake, KeyPair stats both files (two
 // stat calls, no read); when the size, modification time or identity of
 // either differs from what it last tried, it loads the pair again. A pair

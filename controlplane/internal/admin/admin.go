@@ -4,25 +4,6 @@
 // CallService, EdgeService, DoctorService and AuditService. One file per
 // service.
 //
-// Exported API:
-//
-//   - Deps: what the handlers need (store, secret box, logger, clock, random
-//     source, and the Revoker hook that sends key revocations to edges).
-//   - Register(mux, deps, opts...) mounts every service of this package on
-//     mux; ServiceNames lists them (for health and reflection).
-//   - The handler types TenantService, ApiKeyService, AdminService,
-//     SecretService, BudgetService, UsageService, CallService, EdgeService,
-//     DoctorService and AuditService (each implements its
-//     adminv1connect.*Handler; Register builds them).
-//   - Caller limits (ROUTING.md R-CAP-2): DefaultTenantMaxInFlight, the
-//     ranges MaxRPM and MaxInFlight, and ValidateLimits, which reports every
-//     limit out of range.
-//   - NewKey: an API key "weir_<base64url>" and its SHA-256.
-//   - ViewMaxAge (member views older than it are expired, edges silent) and
-//     OutboxStallAfter (the doctor's "outbox_stalled" threshold).
-//   - Subpackage apierr: validation problems and the Connect error mapping
-//     every admin service uses.
-//
 // Every handler authorizes first (package auth: a tenant the caller holds no
 // role on is NotFound), then validates every field and reports all problems
 // at once (apierr.Problems → InvalidArgument with a ValidationError detail),

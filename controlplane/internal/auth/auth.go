@@ -1,32 +1,6 @@
 // Package auth authenticates admin API requests and decides what the caller
 // may touch.
 //
-// Exported API:
-//
-//   - Role (RoleClusterAdmin, RoleTenantAdmin, RoleProviderAdmin,
-//     RoleCostOwner; the admin_roles.role values), RoleFromProto, Role.Proto.
-//   - Principal: the authenticated admin with its grants; FromContext,
-//     WithPrincipal; Principal.Actor (for store.Tx), IsClusterAdmin,
-//     RolesOn, Tenants.
-//   - Grant (one role of an admin), TenantRoles (every role held on a
-//     tenant: what reads need).
-//   - NewToken, HashToken, TokenPrefix: admin bearer tokens "weir_adm_…",
-//     stored as SHA-256 only.
-//   - NewInterceptor(q, log, WithLimiter(l)): a Connect interceptor (unary and streaming
-//     handlers) that authenticates every request and puts its Principal in
-//     the context, slowing down repeated failures per address (Throttled);
-//     Queries is the small set of sqlc queries it needs.
-//     Authenticate does the same for one token.
-//   - RequireToken(q, log, next): the same authentication as HTTP
-//     middleware, before the request body is read; the server puts it in
-//     front of every admin service, so an unauthenticated body is never
-//     read, decompressed or decoded.
-//   - Require, RequireRead, RequireCluster, Authenticated: the
-//     authorization rules below, returning Connect errors; TenantNotFound is
-//     the one NotFound error for a tenant that is hidden or missing.
-//   - Bootstrap (with ErrClusterAdminExists): the first cluster admin and
-//     its token, for `controlplane bootstrap-admin`.
-//
 // Rules (DESIGN §3, admin common.proto):
 //
 //   - A cluster admin may do everything, in every tenant, and alone acts on

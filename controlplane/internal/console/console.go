@@ -6,14 +6,6 @@
 // the signed-in admin (the session's token is the bearer), so every role
 // check, tenant filter and validation is the API's own.
 //
-// Exported API:
-//
-//   - Deps and New(deps) (http.Handler, error): the console, to be mounted
-//     at /console/ on the control plane's mux.
-//   - Clients: the admin API's typed clients of one session.
-//   - MaxFormBytes: the largest request body the console reads (413 past
-//     it).
-//
 // The session cookie holds a random session id and the admin token sealed
 // with AES-GCM under a key derived from the master key, and an expiry
 // (Deps.SessionTTL, at most the token's own expiry). The id is recorded in

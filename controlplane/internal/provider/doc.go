@@ -31,14 +31,6 @@
 // listing every problem, NotFound, AlreadyExists, FailedPrecondition,
 // Aborted for a stale expected_revision. A refused change writes nothing.
 //
-// Exported API: New, Register, Deps, Service (the three handlers),
-// Resetter (the hook distribution implements to send member resets on
-// weir.cmd.>), Record and Member (the pure layer's view of a record),
-// Validate, Effective, ResolvedPrices, PriceEntries, Warnings, Env,
-// ResolveRecordPreset, ResolveMemberPreset, Given, GivenBySpec,
-// GivenByMask, PresetName, ParsePreset, Problem, Problems, ErrInvalid,
-// ValidName, ValidRegion and the Code* and Warn* constants.
-//
 // Decisions where the contract is silent or the sources differ:
 //   - Record revisions are the record's updated_at in microseconds, moved
 //     strictly forward on every change of the record or its members

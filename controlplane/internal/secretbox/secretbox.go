@@ -2,30 +2,6 @@
 // (Box, with the nonce kept in its own column), and for edges under the edge
 // key (Seal and Open, the format of weir.dev/edge/internal/secrets).
 //
-// Exported API:
-//
-//   - KeySize, NonceSize, KeyVersion; ErrBadKey, ErrDecrypt, ErrNoKey.
-//   - ParseKey: a 32-byte key from base64 (standard or URL alphabet, padded
-//     or not) or hex.
-//   - MasterKey, EdgeKey, ConfigSigningKey: the key from WEIR_MASTER_KEY /
-//     WEIR_EDGE_KEY / WEIR_CONFIG_SIGNING_KEY (an Ed25519 seed), or in dev
-//     mode from (created on first use) <varDir>/master.key /
-//     <varDir>/edge.key / <varDir>/config-signing.key with mode 0600. Outside dev mode a missing key is
-//     ErrNoKey: the control plane refuses to start.
-//   - NewBox(key, rand) *Box; Box.Seal(plaintext, ad) (ciphertext, nonce,
-//     err); Box.Open(ciphertext, nonce, ad). AES-256-GCM, 12-byte nonce,
-//     additional data ad: AdditionalData of the secret's row (seal version
-//     SealVersion), or nil for the rows of seal version 0 that ResealAll
-//     upgrades.
-//   - SealVersion, AdditionalData(tenantID, name, hosts): what binds a
-//     ciphertext at rest to its tenant, name and hosts (DESIGN §5).
-//   - RowAD(row): AdditionalData of a secrets row; ResealAll(ctx, db, box):
-//     re-seals every row of seal version 0 with it, in one transaction
-//     (run by `controlplane serve` at start and by `controlplane migrate`).
-//   - Seal(key, plaintext, rand) / Open(key, ciphertext): AES-256-GCM with
-//     the 12-byte nonce prepended and no additional data: what the edge's
-//     secrets.Open reads. The snapshot builder re-seals secrets with them.
-//
 // Hazard: plaintexts pass through here. No error of this package contains
 // key or plaintext material, and nothing here logs.
 package secretbox

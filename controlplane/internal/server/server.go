@@ -2,27 +2,6 @@
 // and serves it: Connect, gRPC and gRPC-Web on one port (HTTP/1.1 and
 // HTTP/2, cleartext or TLS), with gRPC health checking and server
 // reflection.
-//
-// Exported API:
-//
-//   - Config (DefaultConfig, Validate): listen address, database URL, dev
-//     mode, the var directory, NATS (URL, or the embedded server's address
-//     in dev mode), TLS certificate and key.
-//   - Deps and Handler(deps): every admin service (package admin, and the
-//     provider, pool and price services of package provider) behind
-//     auth.RequireToken (authentication before the body is read), the auth
-//     interceptor and a logging interceptor; grpc.health.v1 and
-//     grpc.reflection (unauthenticated).
-//   - Run(ctx, cfg, getenv, log): keys (master and edge; see secretbox),
-//     store (migrated), listen (TLS when configured), distribution over
-//     NATS (package distrib; an embedded server in dev mode without
-//     NATS_URL), serve until ctx ends, then shut down gracefully.
-//   - Limits (DefaultMaxBodyBytes, DefaultBodyReadTimeout): body size and
-//     body time limits of the admin port, in Deps.
-//   - Serve(ctx, ln, handler, log): serve one handler on a listener, with
-//     header size and time limits and an idle timeout.
-//   - OpenDatabase(ctx, cfg, getenv, log): the DSN to use (DATABASE_URL, or
-//     in dev mode a private Postgres via pgserver).
 package server
 
 import (

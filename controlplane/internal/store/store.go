@@ -2,29 +2,6 @@
 // sqlc queries (weir.dev/db/sqlc), transactions that write the audit log and
 // the config outbox together with the change, and domain errors.
 //
-// Exported API:
-//
-//   - Open(ctx, dsn) (*Store, error) migrates the database (migrations.Up)
-//     and opens a pool; New(pool) wraps a pool that is already migrated
-//     (tests: pgtest.New). (*Store).Close releases the pool.
-//   - (*Store).Q is the sqlc Queries on the pool, for reads outside a
-//     transaction; (*Store).Pool is the pool itself.
-//   - (*Store).Tx(ctx, actor, fn) runs fn in one transaction. fn gets a *Tx:
-//     Tx.Q (the queries bound to the transaction), Tx.Audit (one audit-log
-//     row per change, written at commit), Tx.Changed (one outbox row of kind
-//     OutboxKindConfig and a config revision bump per snapshot — tenant, or
-//     the cluster for the zero UUID — deduplicated within the Tx),
-//     Tx.SetAuditTenant and Tx.Actor.
-//   - Actor names who makes a change (from auth.Principal.Actor).
-//   - ErrNotFound, ErrConflict, ErrInvalid and ErrPrecondition are the
-//     domain errors; MapError turns pgx and PostgreSQL errors into them
-//     (wrapped in *Error, which carries the constraint, field, problem code
-//     and a human message). Tx maps the error fn returns, so callers of Tx
-//     only see domain errors or errors of their own. NotFoundf,
-//     Preconditionf and IsNotFound are small helpers around them.
-//   - UUID helpers: ParseUUID, UUIDString, Cluster (the zero UUID, which
-//     names the cluster-owned scope wherever a tenant id is expected).
-//
 // Tenant scoping: every sqlc query of a tenant's objects takes the tenant id
 // (or owner scope) as a parameter; nothing in this package reads across
 // tenants except the cluster-wide listings a cluster admin asks for. The

@@ -17,13 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
 	"weir.dev/edge/internal/distrib"
 	"weir.dev/edge/internal/fakeprovider"
+	"weir.dev/edge/internal/natstest"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/natsnames"
@@ -40,20 +40,6 @@ func signed(name string, payload []byte) []byte {
 	sig := ed25519.Sign(testSigningKey, []byte("weir.signed.v1\n"+name+"\n"+string(payload)))
 	b, _ := proto.Marshal(&configv1.Signed{Payload: payload, Signature: sig})
 	return b
-}
-
-func startNATS(t *testing.T, dir string, port int) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s
 }
 
 // edgeRun runs the edge binary's run in the background; stop cancels it and
@@ -131,8 +117,8 @@ func TestNATSMode(t *testing.T) {
 			Members: []*configv1.Member{{Name: "a", BaseUrl: up + "/v1", Weight: 1, Order: 1}}}},
 		Secrets: []*configv1.Secret{{Name: "s", TenantId: "t", Hosts: []string{"127.0.0.1"}, Ciphertext: sealed}},
 	}
-	ns := startNATS(t, t.TempDir(), -1)
-	nc, err := nats.Connect(ns.ClientURL())
+	ns := natstest.Start(t, natstest.Options{})
+	nc, err := nats.Connect(ns.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +136,7 @@ func TestNATSMode(t *testing.T) {
 	}
 	stateDir := t.TempDir()
 	addr := freeAddr(t)
-	args := []string{"--nats-url", ns.ClientURL(), "--state-dir", stateDir, "--listen", addr, "--admin-listen", "", "--edge-id", "edge-1", "--shutdown-grace", "5s"}
+	args := []string{"--nats-url", ns.URL(), "--state-dir", stateDir, "--listen", addr, "--admin-listen", "", "--edge-id", "edge-1", "--shutdown-grace", "5s"}
 	env := map[string]string{"WEIR_EDGE_KEY": hex.EncodeToString(key), "WEIR_CONFIG_PUBLIC_KEY": testPublicKey, "NATS_INSECURE": "true"}
 	stop, stderr := edgeRun(t, args, env)
 	waitReady(t, addr, stderr)
@@ -197,8 +183,7 @@ func TestNATSMode(t *testing.T) {
 
 	// Restart with NATS down: ready from disk at once, and serving.
 	nc.Close()
-	ns.Shutdown()
-	ns.WaitForShutdown()
+	ns.Stop()
 	stop, stderr = edgeRun(t, args, env)
 	took := waitReady(t, addr, stderr)
 	t.Logf("ready from the disk cache in %v with NATS down", took)
@@ -300,8 +285,8 @@ func TestNATSModeReadiness(t *testing.T) {
 		cluster bool
 	}{{"empty cluster", false}, {"only a cluster snapshot", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := startNATS(t, t.TempDir(), -1)
-			nc, err := nats.Connect(ns.ClientURL())
+			ns := natstest.Start(t, natstest.Options{})
+			nc, err := nats.Connect(ns.URL())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +304,7 @@ func TestNATSModeReadiness(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			addr, stop, stderr := edge(t, ns.ClientURL())
+			addr, stop, stderr := edge(t, ns.URL())
 			waitReady(t, addr, stderr)
 			if code := chat(t, addr); code != http.StatusUnauthorized {
 				t.Fatalf("a key of no tenant: %d, want 401", code)

@@ -6,21 +6,22 @@ import (
 	"time"
 
 	"weir.dev/edge/internal/fakeprovider"
+	"weir.dev/edge/internal/natstest"
 	"weir.dev/routing"
 	"weir.dev/routing/natsnames"
 )
 
 // twoEdges starts two edges on one NATS with the test tenant's pool over
 // two fake members, and returns them with the fakes by member name.
-func twoEdges(t *testing.T, mutate ...func(*Options)) (*natsServer, *testEdge, *testEdge, map[string]*fakeprovider.Server) {
+func twoEdges(t *testing.T, mutate ...func(*Options)) (*natstest.Server, *testEdge, *testEdge, map[string]*fakeprovider.Server) {
 	t.Helper()
 	ns := startNATS(t)
 	f0, f1 := newFake(t), newFake(t)
-	a := newTestEdge(t, ns.url(), "edge-a", t.TempDir(), mutate...)
-	b := newTestEdge(t, ns.url(), "edge-b", t.TempDir(), mutate...)
+	a := newTestEdge(t, ns.URL(), "edge-a", t.TempDir(), mutate...)
+	b := newTestEdge(t, ns.URL(), "edge-b", t.TempDir(), mutate...)
 	a.start(t)
 	b.start(t)
-	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
+	putKV(t, connect(t, ns.URL()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
 	waitFor(t, 5*time.Second, "both edges served", func() bool { return servedVersion(a) == 1 && servedVersion(b) == 1 })
 	return ns, a, b, map[string]*fakeprovider.Server{"m0": f0, "m1": f1}
 }
@@ -78,7 +79,7 @@ func testAffinityShared(t *testing.T, mutate ...func(*Options)) {
 	if status != 200 || served != other.Name {
 		t.Fatalf("edge A: %d served by %q, want %q after %q was rate limited", status, served, other.Name, hashed.Name)
 	}
-	kv, err := mustJS(t, connect(t, ns.url())).KeyValue(context.Background(), natsnames.AffinityBucket)
+	kv, err := mustJS(t, connect(t, ns.URL())).KeyValue(context.Background(), natsnames.AffinityBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func testAffinityShared(t *testing.T, mutate ...func(*Options)) {
 func TestAffinityMissWithNATSDown(t *testing.T) {
 	t.Parallel()
 	ns, a, _, _ := twoEdges(t)
-	ns.stop()
+	ns.Stop()
 	start := time.Now()
 	if _, _, ok := a.Affinity().Get(testTenant, "nope"); ok {
 		t.Fatal("hit for an unknown job")

@@ -93,9 +93,6 @@ func (c *diskCache) putTenant(tenantID string, raw []byte) { c.schedule(tenantFi
 // removeTenant schedules a tenant's file to be removed.
 func (c *diskCache) removeTenant(tenantID string) { c.schedule(tenantFile(tenantID), nil) }
 
-// removeFile schedules a file named by load to be removed.
-func (c *diskCache) removeFile(name string) { c.schedule(name, nil) }
-
 // putCluster schedules the cluster snapshot to be written.
 func (c *diskCache) putCluster(raw []byte) { c.schedule(clusterFile, raw) }
 

@@ -6,16 +6,15 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/natstest"
 	"weir.dev/edge/internal/secrets"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
@@ -57,16 +56,7 @@ func benchTenantSnap(i int, ciphertext []byte) *configv1.TenantSnapshot {
 // registry. Run it with -benchtime 1x; the target is < 5 s.
 func BenchmarkColdStart10kTenants(b *testing.B) {
 	log := slog.New(slog.DiscardHandler)
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats server not ready")
-	}
-	b.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	url := fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port)
+	url := natstest.Start(b, natstest.Options{}).URL()
 
 	// Fill the bucket as the control plane would, with async publishes.
 	ctl, err := Connect(url, "bench-ctl", Auth{Insecure: true}, log)

@@ -38,7 +38,7 @@ func TestCommandsReachEveryEdge(t *testing.T) {
 			t.Fatal("member not cooling after a 429")
 		}
 	}
-	pub := connect(t, ns.url())
+	pub := connect(t, ns.URL())
 
 	start := time.Now()
 	cmd := &telemetryv1.Command{Id: "c1", IssuedAt: timestamppb.Now(), Command: &telemetryv1.Command_ResetMember{

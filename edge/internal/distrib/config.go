@@ -337,17 +337,6 @@ func (s *configState) tables() []*routing.Table {
 	return out
 }
 
-// versions reports the served version of each tenant, for tests and logs.
-func (s *configState) versions() map[string]uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]uint64, len(s.tenants))
-	for id, ts := range s.tenants {
-		out[id] = ts.version
-	}
-	return out
-}
-
 // tenantOfFile is the tenant id a cache file name (tenantFile) encodes.
 func tenantOfFile(name string) (string, error) {
 	h := strings.TrimSuffix(strings.TrimPrefix(name, tenantPrefix), fileSuffix)

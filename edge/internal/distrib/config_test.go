@@ -26,8 +26,8 @@ func TestConfigPutIsServed(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
 	fake := newFake(t)
-	put := connect(t, ns.url())
-	te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+	put := connect(t, ns.URL())
+	te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 	te.start(t)
 	select {
 	case <-te.Synced():
@@ -90,8 +90,8 @@ func TestClusterChangeRecompilesTenants(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
 	fake := newFake(t)
-	put := connect(t, ns.url())
-	te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+	put := connect(t, ns.URL())
+	te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 	te.start(t)
 	putKV(t, put, ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
 	waitFor(t, 5*time.Second, "tenant served", func() bool { return servedVersion(te) == 1 })
@@ -130,8 +130,8 @@ func TestRestartFromDiskWithNATSDown(t *testing.T) {
 	ns := startNATS(t)
 	fake := newFake(t)
 	dir := t.TempDir()
-	put := connect(t, ns.url())
-	first := newTestEdge(t, ns.url(), "edge-a", dir)
+	put := connect(t, ns.URL())
+	first := newTestEdge(t, ns.URL(), "edge-a", dir)
 	first.start(t)
 	putKV(t, put, ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 5, fake.URL())))
 	waitFor(t, 5*time.Second, "served", func() bool { return servedVersion(first) == 5 })
@@ -140,10 +140,10 @@ func TestRestartFromDiskWithNATSDown(t *testing.T) {
 	if err := first.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ns.stop()
+	ns.Stop()
 
 	start := time.Now()
-	second := newTestEdge(t, ns.url(), "edge-a", dir)
+	second := newTestEdge(t, ns.URL(), "edge-a", dir)
 	if v := servedVersion(second); v != 5 {
 		t.Fatalf("restarted edge serves version %d from disk, want 5", v)
 	}
@@ -157,8 +157,8 @@ func TestRestartFromDiskWithNATSDown(t *testing.T) {
 	t.Logf("restart → first call answered in %v with NATS down", time.Since(start))
 
 	// NATS returns with a newer snapshot: the edge takes it.
-	ns.start()
-	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 6, fake.URL())))
+	ns.Start()
+	putKV(t, connect(t, ns.URL()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 6, fake.URL())))
 	waitFor(t, 10*time.Second, "version 6 after NATS returned", func() bool { return servedVersion(second) == 6 })
 }
 
@@ -168,8 +168,8 @@ func TestInitialSyncDropsTenantsGoneFromBucket(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
 	dir := t.TempDir()
-	put := connect(t, ns.url())
-	first := newTestEdge(t, ns.url(), "edge-a", dir)
+	put := connect(t, ns.URL())
+	first := newTestEdge(t, ns.URL(), "edge-a", dir)
 	first.start(t)
 	gone := tenantSnap(t, 1)
 	gone.Tenant = &configv1.Tenant{Id: "tenant-gone", Name: "gone"}
@@ -188,7 +188,7 @@ func TestInitialSyncDropsTenantsGoneFromBucket(t *testing.T) {
 	keep.ApiKeys[0].Id = "key-keep"
 	putKV(t, put, ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-keep", mustMarshal(t, keep))
 
-	second := newTestEdge(t, ns.url(), "edge-a", dir)
+	second := newTestEdge(t, ns.URL(), "edge-a", dir)
 	if second.reg.Tenant("tenant-gone") == nil {
 		t.Fatal("cached tenant not served before the sync")
 	}

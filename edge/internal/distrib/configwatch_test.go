@@ -20,7 +20,7 @@ import (
 func TestConfigWatchRetriesAtOnceOnReconnect(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	js := mustJS(t, connect(t, ns.url()))
+	js := mustJS(t, connect(t, ns.URL()))
 	var mu sync.Mutex
 	var calls []time.Time
 	up := false

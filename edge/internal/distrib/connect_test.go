@@ -18,6 +18,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"weir.dev/edge/internal/natstest"
 )
 
 // tlsServer starts a NATS server that requires TLS (a certificate for
@@ -50,18 +52,10 @@ func tlsServer(t *testing.T) (url, caFile string) {
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		TLS: true, TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12},
+	s := natstest.Start(t, natstest.Options{NoJetStream: true,
+		TLS:   &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12},
 		Users: []*server.User{{Username: "edge-a", Password: "secret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL(), caFile
+	return s.URL(), caFile
 }
 
 // An edge connects over TLS verified with --nats-ca and with its user;

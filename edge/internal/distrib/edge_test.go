@@ -52,7 +52,7 @@ func TestWritesWaitForBuckets(t *testing.T) {
 	dir := t.TempDir()
 	seedCache(t, dir, tenantSnap(t, 1, fake.URL()))
 	release := make(chan struct{})
-	te := newTestEdge(t, ns.url(), "edge-a", dir, func(o *Options) {
+	te := newTestEdge(t, ns.URL(), "edge-a", dir, func(o *Options) {
 		o.beforeEnsure = func(ctx context.Context, bucket string) {
 			select {
 			case <-release:
@@ -75,7 +75,7 @@ func TestWritesWaitForBuckets(t *testing.T) {
 	// Hold the buckets a while: longer than several view intervals and than
 	// JetStream's own retries of a publish nobody takes (2 × 250 ms).
 	time.Sleep(time.Second)
-	js := mustJS(t, connect(t, ns.url()))
+	js := mustJS(t, connect(t, ns.URL()))
 	if _, err := js.KeyValue(context.Background(), natsnames.AffinityBucket); err == nil {
 		t.Fatal("WEIR_AFFINITY exists while its setup is held: the test would prove nothing")
 	}
@@ -132,10 +132,10 @@ func TestReadiness(t *testing.T) {
 	t.Run("empty cluster", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		if _, err := mustJS(t, connect(t, ns.url())).CreateKeyValue(context.Background(), ConfigBucketConfig()); err != nil {
+		if _, err := mustJS(t, connect(t, ns.URL())).CreateKeyValue(context.Background(), ConfigBucketConfig()); err != nil {
 			t.Fatal(err)
 		}
-		te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+		te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 		if te.reg.Ready() {
 			t.Fatal("ready before anything was installed")
 		}
@@ -148,7 +148,7 @@ func TestReadiness(t *testing.T) {
 	t.Run("no bucket yet", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+		te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 		te.start(t)
 		synced(t, te)
 		if readyz(t, te) != http.StatusOK {
@@ -158,22 +158,22 @@ func TestReadiness(t *testing.T) {
 	t.Run("only a cluster entry", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
-		te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+		putKV(t, connect(t, ns.URL()), ConfigBucketConfig(), natsnames.ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
+		te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 		te.start(t)
 		synced(t, te)
 		if readyz(t, te) != http.StatusOK {
 			t.Fatal("not ready with a cluster snapshot and no tenants")
 		}
 		// Later changes still arrive.
-		putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, "http://127.0.0.1:9")))
+		putKV(t, connect(t, ns.URL()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, "http://127.0.0.1:9")))
 		waitFor(t, 5*time.Second, "the tenant put after the sync", func() bool { return servedVersion(te) == 1 })
 	})
 	t.Run("no NATS and no cache", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		ns.stop()
-		te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+		ns.Stop()
+		te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 		te.start(t)
 		for range 5 {
 			if te.reg.Ready() || readyz(t, te) != http.StatusServiceUnavailable {
@@ -185,10 +185,10 @@ func TestReadiness(t *testing.T) {
 	t.Run("no NATS, a cache", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		ns.stop()
+		ns.Stop()
 		dir := t.TempDir()
 		seedCache(t, dir, tenantSnap(t, 3, "http://127.0.0.1:9"))
-		te := newTestEdge(t, ns.url(), "edge-a", dir)
+		te := newTestEdge(t, ns.URL(), "edge-a", dir)
 		if readyz(t, te) != http.StatusOK {
 			t.Fatal("not ready from the disk cache")
 		}
@@ -196,7 +196,7 @@ func TestReadiness(t *testing.T) {
 	t.Run("no NATS, a cached cluster without tenants", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		ns.stop()
+		ns.Stop()
 		dir := t.TempDir()
 		c, err := openDiskCache(filepath.Join(dir, "config"), testLog(t))
 		if err != nil {
@@ -204,7 +204,7 @@ func TestReadiness(t *testing.T) {
 		}
 		c.putCluster(signed(t, natsnames.ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1})))
 		c.close()
-		te := newTestEdge(t, ns.url(), "edge-a", dir)
+		te := newTestEdge(t, ns.URL(), "edge-a", dir)
 		if readyz(t, te) != http.StatusOK {
 			t.Fatal("not ready from a disk cache holding the cluster snapshot of a cluster without tenants")
 		}

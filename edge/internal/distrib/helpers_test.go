@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -24,6 +22,7 @@ import (
 
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/natstest"
 	"weir.dev/edge/internal/netguard"
 	"weir.dev/edge/internal/secrets"
 	"weir.dev/edge/internal/upauth"
@@ -73,51 +72,17 @@ func testLog(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// natsServer is an embedded NATS server with JetStream on loopback, which a
-// test can stop and start again on the same port and store.
-type natsServer struct {
-	t          *testing.T
-	dir        string
-	port       int
-	maxPayload int32
-	users      []*server.User // none: no authentication
-	s          *server.Server
-}
-
-func startNATS(t *testing.T, mutate ...func(*natsServer)) *natsServer {
+// startNATS starts an embedded NATS server with JetStream on loopback (see
+// package natstest), which a test can stop and start again on the same port
+// and store.
+func startNATS(t *testing.T, mutate ...func(*natstest.Options)) *natstest.Server {
 	t.Helper()
-	n := &natsServer{t: t, dir: t.TempDir(), port: -1}
+	var o natstest.Options
 	for _, m := range mutate {
-		m(n)
+		m(&o)
 	}
-	n.start()
-	t.Cleanup(n.stop)
-	return n
+	return natstest.Start(t, o)
 }
-
-func (n *natsServer) start() {
-	n.t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true, MaxPayload: n.maxPayload, Users: n.users})
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		n.t.Fatal("nats server not ready")
-	}
-	n.s = s
-	n.port = s.Addr().(*net.TCPAddr).Port
-}
-
-func (n *natsServer) stop() {
-	if n.s != nil {
-		n.s.Shutdown()
-		n.s.WaitForShutdown()
-		n.s = nil
-	}
-}
-
-func (n *natsServer) url() string { return "nats://127.0.0.1:" + itoa(n.port) }
 
 func connect(t *testing.T, url string) *nats.Conn {
 	t.Helper()

@@ -97,8 +97,8 @@ func newTestLeases(t *testing.T, url string) *Leases {
 func TestLeasesGrantRefuseAndReturn(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	leaser := newFakeLeaser(t, connect(t, ns.url()), 1000, 300*time.Millisecond, map[string]int64{"b1": 3000})
-	l := newTestLeases(t, ns.url())
+	leaser := newFakeLeaser(t, connect(t, ns.URL()), 1000, 300*time.Millisecond, map[string]int64{"b1": 3000})
+	l := newTestLeases(t, ns.URL())
 	table := budgetTable(routing.BudgetRef{ID: "b1", Limit: 3000})
 
 	var spent routing.Nanos
@@ -146,8 +146,8 @@ func TestLeasesGrantRefuseAndReturn(t *testing.T) {
 func TestLeasesControlPlaneDown(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	leaser := newFakeLeaser(t, connect(t, ns.url()), 1000, time.Minute, map[string]int64{"b1": 1_000_000})
-	l := newTestLeases(t, ns.url())
+	leaser := newFakeLeaser(t, connect(t, ns.URL()), 1000, time.Minute, map[string]int64{"b1": 1_000_000})
+	l := newTestLeases(t, ns.URL())
 	table := budgetTable(routing.BudgetRef{ID: "b1", Limit: 1_000_000})
 	settle, e := l.Reserve(table, nil, 400)
 	if e != nil {
@@ -173,7 +173,7 @@ func TestLeasesControlPlaneDown(t *testing.T) {
 	} else {
 		settle(150)
 	}
-	leaser = newFakeLeaser(t, connect(t, ns.url()), 1000, time.Minute, map[string]int64{"b1": 1_000_000})
+	leaser = newFakeLeaser(t, connect(t, ns.URL()), 1000, time.Minute, map[string]int64{"b1": 1_000_000})
 	waitFor(t, 3*time.Second, "renewal after the control plane returned", func() bool {
 		settle, e := l.Reserve(table, nil, 400)
 		if e != nil {
@@ -190,8 +190,8 @@ func TestLeasesControlPlaneDown(t *testing.T) {
 func TestLeasesAllOrNone(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	newFakeLeaser(t, connect(t, ns.url()), 1000, time.Minute, map[string]int64{"tenant-b": 10_000, "key-b": 300})
-	l := newTestLeases(t, ns.url())
+	newFakeLeaser(t, connect(t, ns.URL()), 1000, time.Minute, map[string]int64{"tenant-b": 10_000, "key-b": 300})
+	l := newTestLeases(t, ns.URL())
 	table := budgetTable(routing.BudgetRef{ID: "tenant-b", Limit: 10_000}, routing.BudgetRef{ID: "key-b", KeyID: "key-1", Limit: 300}, routing.BudgetRef{ID: "other-key-b", KeyID: "key-2", Limit: 0})
 	if _, e := l.Reserve(table, &routing.Key{ID: "key-1"}, 400); e == nil || e.Status != http.StatusPaymentRequired {
 		t.Fatalf("key budget of 300 covered 400: %v", e)
@@ -216,8 +216,8 @@ func TestLeasesAllOrNone(t *testing.T) {
 func TestLeasesReturnedOnClose(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	leaser := newFakeLeaser(t, connect(t, ns.url()), 1000, time.Minute, map[string]int64{"b1": 5000})
-	l := newTestLeases(t, ns.url())
+	leaser := newFakeLeaser(t, connect(t, ns.URL()), 1000, time.Minute, map[string]int64{"b1": 5000})
+	l := newTestLeases(t, ns.URL())
 	table := budgetTable(routing.BudgetRef{ID: "b1", Limit: 5000})
 	settle, e := l.Reserve(table, nil, 100)
 	if e != nil {
@@ -237,8 +237,8 @@ func TestLeasesReturnedOnClose(t *testing.T) {
 func TestLeasesReturnedOnExpiry(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	leaser := newFakeLeaser(t, connect(t, ns.url()), 1000, 200*time.Millisecond, map[string]int64{"b1": 5000})
-	l := newTestLeases(t, ns.url())
+	leaser := newFakeLeaser(t, connect(t, ns.URL()), 1000, 200*time.Millisecond, map[string]int64{"b1": 5000})
+	l := newTestLeases(t, ns.URL())
 	table := budgetTable(routing.BudgetRef{ID: "b1", Limit: 5000})
 	settle, e := l.Reserve(table, nil, 100)
 	if e != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"weir.dev/edge/internal/natstest"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -25,7 +26,7 @@ func TestLiveEdgesFromViewsRHEAD7(t *testing.T) {
 	// A tenant rpm of 2 over 2 edges: 1 per edge.
 	snap := tenantSnap(t, 2, fakes["m0"].URL(), fakes["m1"].URL())
 	snap.Tenant.Limits = &configv1.CallerLimits{Rpm: 2}
-	putKV(t, connect(t, ns.url()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, snap))
+	putKV(t, connect(t, ns.URL()), ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, snap))
 	waitFor(t, 5*time.Second, "version 2 served", func() bool { return servedVersion(a) == 2 })
 	if status, _ := a.call(t, ""); status != 200 {
 		t.Fatalf("first call on A: %d", status)
@@ -56,10 +57,10 @@ func TestLiveEdgesWatchWithEdgePermissionsRHEAD7(t *testing.T) {
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
 	}
-	ns := startNATS(t, func(n *natsServer) {
-		n.users = []*server.User{{Username: "admin", Password: "a"}, {Username: "edge-x", Password: "x", Permissions: viewsReader}}
+	ns := startNATS(t, func(o *natstest.Options) {
+		o.Users = []*server.User{{Username: "admin", Password: "a"}, {Username: "edge-x", Password: "x", Permissions: viewsReader}}
 	})
-	port := strings.TrimPrefix(ns.url(), "nats://127.0.0.1:")
+	port := strings.TrimPrefix(ns.URL(), "nats://127.0.0.1:")
 	admin := connect(t, "nats://admin:a@127.0.0.1:"+port)
 	put := func(key string) { putRawKV(t, admin, ViewsBucketConfig(), key, []byte("v")) }
 	put(testTenant + ".rec.m0.edge-x")

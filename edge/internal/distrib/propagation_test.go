@@ -18,9 +18,9 @@ func TestPropagationTwoEdges(t *testing.T) {
 	t.Parallel()
 	const changes = 50
 	ns := startNATS(t)
-	put := connect(t, ns.url())
-	a := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
-	b := newTestEdge(t, ns.url(), "edge-b", t.TempDir())
+	put := connect(t, ns.URL())
+	a := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
+	b := newTestEdge(t, ns.URL(), "edge-b", t.TempDir())
 	a.start(t)
 	b.start(t)
 	for _, te := range []*testEdge{a, b} {

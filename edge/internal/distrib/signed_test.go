@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/edge/internal/natstest"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
@@ -33,8 +34,8 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
 	fake := newFake(t)
-	put := connect(t, ns.url())
-	te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+	put := connect(t, ns.URL())
+	te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 	te.start(t)
 	key := natsnames.TenantKeyPrefix + testTenant
 	putKV(t, put, ConfigBucketConfig(), key, mustMarshal(t, tenantSnap(t, 2, fake.URL())))
@@ -103,7 +104,7 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 func TestForgedCacheRefused(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	ns.stop()
+	ns.Stop()
 	dir := t.TempDir()
 	c, err := openDiskCache(filepath.Join(dir, "config"), testLog(t))
 	if err != nil {
@@ -111,7 +112,7 @@ func TestForgedCacheRefused(t *testing.T) {
 	}
 	c.putTenant(testTenant, mustMarshal(t, tenantSnap(t, 3, "http://127.0.0.1:9"))) // unsigned
 	c.close()
-	te := newTestEdge(t, ns.url(), "edge-a", dir)
+	te := newTestEdge(t, ns.URL(), "edge-a", dir)
 	if te.reg.Tenant(testTenant) != nil {
 		t.Fatal("an unsigned cached snapshot is served")
 	}
@@ -127,7 +128,7 @@ func TestForgedCacheRefused(t *testing.T) {
 func TestForgedCommandsIgnored(t *testing.T) {
 	t.Parallel()
 	ns, a, _, _ := twoEdges(t)
-	pub := connect(t, ns.url())
+	pub := connect(t, ns.URL())
 	sum := sha256.Sum256([]byte(testCallerKey))
 	revoke := func(id string, at time.Time) []byte {
 		return mustMarshal(t, &telemetryv1.Command{Id: id, IssuedAt: timestamppb.New(at), Command: &telemetryv1.Command_RevokeKey{
@@ -201,10 +202,10 @@ func TestEdgeWaitsForBucketsItMayNotCreate(t *testing.T) {
 	t.Parallel()
 	noCreate := &server.Permissions{Publish: &server.SubjectPermission{
 		Deny: []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$KV.WEIR_CONFIG.>"}}}
-	ns := startNATS(t, func(n *natsServer) {
-		n.users = []*server.User{{Username: "admin", Password: "a"}, {Username: "edge-a", Password: "e", Permissions: noCreate}}
+	ns := startNATS(t, func(o *natstest.Options) {
+		o.Users = []*server.User{{Username: "admin", Password: "a"}, {Username: "edge-a", Password: "e", Permissions: noCreate}}
 	})
-	port := strings.TrimPrefix(ns.url(), "nats://127.0.0.1:")
+	port := strings.TrimPrefix(ns.URL(), "nats://127.0.0.1:")
 	fake := newFake(t)
 	te := newTestEdge(t, "nats://edge-a:e@127.0.0.1:"+port, "edge-a", t.TempDir())
 	te.start(t)

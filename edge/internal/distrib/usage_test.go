@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"weir.dev/edge/internal/natstest"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -104,7 +105,7 @@ func flush(t *testing.T, te *testEdge, d time.Duration) {
 func TestUsagePublishedWithMsgIDAndDeduplicated(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	te := newTestEdge(t, ns.url(), "edge-a", t.TempDir())
+	te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 	te.start(t)
 	ctx := context.Background()
 	for i := range 10 {
@@ -116,7 +117,7 @@ func TestUsagePublishedWithMsgIDAndDeduplicated(t *testing.T) {
 		t.Fatal(err)
 	}
 	flush(t, te, 10*time.Second)
-	js := mustJS(t, connect(t, ns.url()))
+	js := mustJS(t, connect(t, ns.URL()))
 	checkExactlyOnce(t, streamCallIDs(t, js), 10)
 }
 
@@ -125,7 +126,7 @@ func TestUsagePublishedWithMsgIDAndDeduplicated(t *testing.T) {
 func TestUsageSpooledWhileNATSDownAndReplayed(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	te := newTestEdge(t, ns.url(), "edge-a", t.TempDir(), func(o *Options) { o.UsageSegment = 2048 })
+	te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir(), func(o *Options) { o.UsageSegment = 2048 })
 	te.start(t)
 	ctx := context.Background()
 	const before, during, after = 50, 300, 50
@@ -136,7 +137,7 @@ func TestUsageSpooledWhileNATSDownAndReplayed(t *testing.T) {
 		}
 	}
 	flush(t, te, 10*time.Second)
-	ns.stop()
+	ns.Stop()
 	start := time.Now()
 	for ; n < before+during; n++ {
 		if err := te.Usage().Record(ctx, callRecord(n)); err != nil {
@@ -149,14 +150,14 @@ func TestUsageSpooledWhileNATSDownAndReplayed(t *testing.T) {
 	if !te.Usage().Pending() {
 		t.Fatal("nothing pending with NATS down")
 	}
-	ns.start()
+	ns.Start()
 	for ; n < before+during+after; n++ {
 		if err := te.Usage().Record(ctx, callRecord(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	flush(t, te, 20*time.Second)
-	ids := streamCallIDs(t, mustJS(t, connect(t, ns.url())))
+	ids := streamCallIDs(t, mustJS(t, connect(t, ns.URL())))
 	checkExactlyOnce(t, ids, n)
 	for i := 1; i < len(ids); i++ {
 		if ids[i] < ids[i-1] {
@@ -176,8 +177,8 @@ func TestUsageJournalSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
 	dir := t.TempDir()
-	ns.stop()
-	first := newTestEdge(t, ns.url(), "edge-a", dir)
+	ns.Stop()
+	first := newTestEdge(t, ns.URL(), "edge-a", dir)
 	first.start(t)
 	for i := range 40 {
 		if err := first.Usage().Record(context.Background(), callRecord(i)); err != nil {
@@ -188,11 +189,11 @@ func TestUsageJournalSurvivesRestart(t *testing.T) {
 	defer cancel()
 	_ = first.Close(ctx) // NATS is down: the records stay in the journal
 
-	ns.start()
-	second := newTestEdge(t, ns.url(), "edge-a", dir)
+	ns.Start()
+	second := newTestEdge(t, ns.URL(), "edge-a", dir)
 	second.start(t)
 	flush(t, second, 20*time.Second)
-	checkExactlyOnce(t, streamCallIDs(t, mustJS(t, connect(t, ns.url()))), 40)
+	checkExactlyOnce(t, streamCallIDs(t, mustJS(t, connect(t, ns.URL()))), 40)
 }
 
 func countSegments(t *testing.T, j *journal) int {
@@ -206,9 +207,9 @@ func countSegments(t *testing.T, j *journal) int {
 // the dead-letter file instead of blocking every record after it.
 func TestUsageOversizedRecordDeadLettered(t *testing.T) {
 	t.Parallel()
-	ns := startNATS(t, func(n *natsServer) { n.maxPayload = 4096 })
+	ns := startNATS(t, func(o *natstest.Options) { o.MaxPayload = 4096 })
 	dir := t.TempDir()
-	te := newTestEdge(t, ns.url(), "edge-a", dir)
+	te := newTestEdge(t, ns.URL(), "edge-a", dir)
 	te.start(t)
 	ctx := context.Background()
 	big := callRecord(1)
@@ -219,7 +220,7 @@ func TestUsageOversizedRecordDeadLettered(t *testing.T) {
 		}
 	}
 	flush(t, te, 10*time.Second)
-	ids := streamCallIDs(t, mustJS(t, connect(t, ns.url())))
+	ids := streamCallIDs(t, mustJS(t, connect(t, ns.URL())))
 	if len(ids) != 2 || ids[0] != callRecord(0).GetCallId() || ids[1] != callRecord(2).GetCallId() {
 		t.Fatalf("stream holds %q", ids)
 	}

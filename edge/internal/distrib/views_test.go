@@ -19,7 +19,7 @@ import (
 func TestViewsPutOnChange(t *testing.T) {
 	t.Parallel()
 	ns, a, _, fakes := twoEdges(t)
-	kv, err := mustJS(t, connect(t, ns.url())).KeyValue(context.Background(), natsnames.ViewsBucket)
+	kv, err := mustJS(t, connect(t, ns.URL())).KeyValue(context.Background(), natsnames.ViewsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

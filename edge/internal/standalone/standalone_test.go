@@ -6,10 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -52,13 +55,32 @@ func TestRefusesBadConfigs(t *testing.T) {
 
 func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
 	t.Parallel()
+	// In a bubble the watcher's ticker and the test's sleeps run on a fake
+	// clock: every poll due by a sleep's end has run when it returns. Real
+	// time hardly passes, so each write stamps the file with the bubble's
+	// clock for the watcher to see it changed. The os/signal machinery,
+	// which Watch uses for SIGHUP, is started outside the bubble: started
+	// inside, its goroutine would belong to it.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	signal.Stop(hup)
+	synctest.Test(t, func(t *testing.T) { testWatchReloadsAndKeepsLastGood(t) })
+}
+
+func testWatchReloadsAndKeepsLastGood(t *testing.T) {
+	write := func(path string, b []byte) error {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return err
+		}
+		return os.Chtimes(path, time.Now(), time.Now())
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "weir.json")
 	good, err := os.ReadFile("../../../examples/standalone.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, good, 0o600); err != nil {
+	if err := write(path, good); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -86,7 +108,7 @@ func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
 	}
 	// An invalid file is refused: nothing new applied.
 	time.Sleep(30 * time.Millisecond)
-	if err := os.WriteFile(path, []byte(`{"tenants": [`), 0o600); err != nil {
+	if err := write(path, []byte(`{"tenants": [`)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -95,7 +117,7 @@ func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
 	}
 	// A changed valid file is applied.
 	changed := strings.Replace(string(good), `"weight": 2`, `"weight": 3`, 1)
-	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
+	if err := write(path, []byte(changed)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(2)

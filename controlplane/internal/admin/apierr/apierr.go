@@ -4,19 +4,6 @@
 // that reveal nothing to the client. It is the only place below the handlers
 // where Connect codes are chosen, and every admin service (the provider,
 // pool and price services included) uses it.
-//
-// Exported API:
-//
-//   - Problems: a collector (Add, Addf, Merge, Len, List, Err).
-//   - NewProblem, Invalid(problems...) *connect.Error, ProblemsOf(err).
-//   - FromStore(err) error: store.ErrNotFound → NotFound, ErrConflict →
-//     AlreadyExists, ErrInvalid → InvalidArgument (one Problem),
-//     ErrPrecondition → FailedPrecondition, Connect errors unchanged,
-//     context errors → Canceled/DeadlineExceeded, anything else → Internal.
-//   - Internal(err) and Cause(err): an Internal error says "internal error"
-//     to the client; Cause recovers what to log.
-//   - Validators shared by the services: Name, Region, RegionGlob, Host
-//     (with the Code* constants and MaxName).
 package apierr
 
 import (
@@ -65,16 +52,8 @@ func (ps *Problems) Addf(field, code, format string, args ...any) {
 	ps.Add(field, code, fmt.Sprintf(format, args...))
 }
 
-// Merge appends problems made elsewhere (e.g. by the provider package).
-func (ps *Problems) Merge(list ...*adminv1.Problem) {
-	ps.list = append(ps.list, list...)
-}
-
 // Len is the number of problems so far.
 func (ps *Problems) Len() int { return len(ps.list) }
-
-// List returns the problems so far.
-func (ps *Problems) List() []*adminv1.Problem { return ps.list }
 
 // Err returns nil when there is no problem, else Invalid with all of them.
 func (ps *Problems) Err() error {

@@ -27,15 +27,6 @@ func Name(ps *Problems, field, value string) bool {
 	return false
 }
 
-// Region checks a region name as R-ELIG-3 has it: 1-64 of [A-Za-z0-9_-].
-func Region(ps *Problems, field, value string) bool {
-	if value == "" || len(value) > 64 || !only(value, isRegionByte) {
-		ps.Add(field, CodeInvalidValue, "a region is 1-64 of A-Z, a-z, 0-9, '_' and '-'")
-		return false
-	}
-	return true
-}
-
 // RegionGlob checks a region rule: an exact region or a glob such as "eu-*",
 // 1-64 of [A-Za-z0-9_*-].
 func RegionGlob(ps *Problems, field, value string) bool {
@@ -74,17 +65,6 @@ func NormalizeHost(value string) (string, error) {
 		return host, nil
 	}
 	return host + ":" + port, nil
-}
-
-// HostOnly returns the host part of a normalised host or URL host, without
-// port and brackets ("" when it does not parse); used to compare hosts ports
-// aside (R-SEC-4).
-func HostOnly(value string) string {
-	h, _, err := splitHost(value)
-	if err != nil {
-		return ""
-	}
-	return h
 }
 
 // HostPort splits a host into its normalised host (IPv6 without brackets) and
