@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,27 +137,52 @@ func TestCallerLimitsKeyRPMRCAP2(t *testing.T) {
 }
 
 // heldUpstream is an OpenAI-format provider whose streams send one event
-// and then wait: for release (one stream ends per send) or for the edge
-// to cut them.
+// and then wait: for release of that stream (streams are told apart by
+// their message content, which openStream makes unique) or for the edge to
+// cut them.
 type heldUpstream struct {
-	url     string
-	started chan struct{}
-	release chan struct{}
+	url string
+
+	mu      sync.Mutex
+	waiting map[string]chan struct{} // by message content
 }
+
+// gate returns the channel that releases the stream with content id.
+func (u *heldUpstream) gate(id string) chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	ch := u.waiting[id]
+	if ch == nil {
+		ch = make(chan struct{})
+		u.waiting[id] = ch
+	}
+	return ch
+}
+
+// release lets the upstream end c's stream.
+func (u *heldUpstream) release(c *heldCall) { close(u.gate(c.id)) }
 
 func newHeldUpstream(t *testing.T) *heldUpstream {
 	t.Helper()
-	u := &heldUpstream{started: make(chan struct{}, 64), release: make(chan struct{})}
+	u := &heldUpstream{waiting: map[string]chan struct{}{}}
 	stop := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
+		var body struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		id := ""
+		if len(body.Messages) > 0 {
+			id = body.Messages[0].Content
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
 		_, _ = io.WriteString(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"hi\"},\"finish_reason\":null}]}\n\n")
 		w.(http.Flusher).Flush()
-		u.started <- struct{}{}
 		select {
-		case <-u.release:
+		case <-u.gate(id):
 			_, _ = io.WriteString(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],"+
 				"\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\ndata: [DONE]\n\n")
 		case <-r.Context().Done():
@@ -170,17 +197,22 @@ func newHeldUpstream(t *testing.T) *heldUpstream {
 
 // heldCall is a caller's stream in progress.
 type heldCall struct {
+	id     string // the call's message content, unique per stream
 	resp   *http.Response
 	cancel context.CancelFunc
 }
+
+// streamSeq numbers the streams openStream starts.
+var streamSeq atomic.Int64
 
 // openStream starts a streamed call with key and returns once its first
 // event arrived; a refusal comes back as a result instead.
 func openStream(t *testing.T, h *harness, key string) (*heldCall, *result) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	id := "stream-" + strconv.FormatInt(streamSeq.Add(1), 10)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.url+"/v1/chat/completions",
-		strings.NewReader(`{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		strings.NewReader(`{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"`+id+`"}]}`))
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -205,7 +237,7 @@ func openStream(t *testing.T, h *harness, key string) (*heldCall, *result) {
 		}
 	}
 	t.Cleanup(func() { cancel(); resp.Body.Close() })
-	return &heldCall{resp: resp, cancel: cancel}, nil
+	return &heldCall{id: id, resp: resp, cancel: cancel}, nil
 }
 
 func heldHarness(t *testing.T, opts harnessOpts) (*harness, *heldUpstream) {
@@ -249,7 +281,7 @@ func TestCallerLimitsTenantMaxInFlightStreamsRCAP2(t *testing.T) {
 	}
 
 	// One stream ends: its slot is free once the answer is over.
-	up.release <- struct{}{}
+	up.release(held[0])
 	if b, err := io.ReadAll(held[0].resp.Body); err != nil || !strings.Contains(string(b), "[DONE]") {
 		t.Fatalf("the released stream: %v %q", err, b)
 	}
