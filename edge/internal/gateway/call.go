@@ -34,26 +34,52 @@ type attemptInfo struct {
 	estimate bool
 }
 
-// callRun is one call in flight.
+// callRun is one call in flight, from the caller's request to its record.
 type callRun struct {
-	g      *Gateway
-	ep     routing.Endpoint
-	id     string
-	start  time.Time
-	out    *out
-	table  *routing.Table
-	key    *routing.Key
-	in     *Inbound
-	call   *routing.Call
-	info   map[int]*attemptInfo
-	held   map[int]*heldAnswer
-	job    string
-	usage  routing.Usage
-	cost   routing.Nanos
-	res    routing.Nanos
-	status int
-	code   string
-	flag   bool
+	gw       *Gateway
+	endpoint routing.Endpoint
+	id       string
+	start    time.Time
+	// req is the caller's request; the sink gets its context without its
+	// cancellation.
+	req *http.Request
+	out *out
+	// table and key are the caller's tenant and API key (table nil: the
+	// key is unknown).
+	table *routing.Table
+	key   *routing.Key
+	// request is the caller's body as read (nil until bodyRead).
+	request *Inbound
+	// bodyRead is set once the caller's body was read whole.
+	bodyRead bool
+	// jobHash names the call's job for affinity and cache reports ("" for
+	// none).
+	jobHash string
+	// call is the routing core's state of this call (nil until a member
+	// could be chosen).
+	call *routing.Call
+	// measured holds what the gateway measured of each attempt, and
+	// heldAnswers the upstream error answers kept in case one becomes the
+	// call's answer as is; both by attempt index.
+	measured    map[int]*attemptInfo
+	heldAnswers map[int]*heldAnswer
+	// usage and cost are what the answering member reported and cost;
+	// costFlagged says the cost is an estimate (R-COST-3); reserved is the
+	// budget reservation (R-COST-1).
+	usage       routing.Usage
+	cost        routing.Nanos
+	costFlagged bool
+	reserved    routing.Nanos
+	// status and errorCode are the answer's HTTP status and, for the
+	// gateway's own errors, its code.
+	status    int
+	errorCode string
+	outcome   telemetryv1.CallOutcome
+	// cacheReport is R-SEE-3's report when the job moved to another member.
+	cacheReport *telemetryv1.CacheReport
+	// upstreamTime sums time spent waiting on providers, for the overhead
+	// metric.
+	upstreamTime time.Duration
 	// recorded is set once the call's record went to the sink (commit).
 	recorded bool
 	// memberDone is set once the member that answered got its in-flight
@@ -63,24 +89,14 @@ type callRun struct {
 	// relayed answer (or a cut stream's error event), a passed-through
 	// upstream answer, or the gateway's own error.
 	delivered bool
-	// upstreamTime sums time spent waiting on providers, for the overhead
-	// metric.
-	upstreamTime time.Duration
-	outcome      telemetryv1.CallOutcome
-	miss         *telemetryv1.CacheReport
-	// r is the caller's request; the sink gets its context without its
-	// cancellation.
-	r *http.Request
-	// bodyRead is set once the caller's body was read whole.
-	bodyRead bool
 }
 
 // serveCall runs one call from its caller's request to its one answer
 // (R-SEE-1) and hands its record to the sink (R-SEE-2) before the caller
 // can hold that answer whole (see commit).
 func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.Endpoint) {
-	c := &callRun{g: g, ep: ep, id: newCallID(), start: g.cfg.Now(), out: newOut(rw),
-		info: map[int]*attemptInfo{}, held: map[int]*heldAnswer{}, r: r}
+	c := &callRun{gw: g, endpoint: ep, id: newCallID(), start: g.cfg.Now(), out: newOut(rw),
+		measured: map[int]*attemptInfo{}, heldAnswers: map[int]*heldAnswer{}, req: r}
 	c.out.run = c
 	rw.Header().Set(hCallID, c.id)
 	defer c.finish()
@@ -101,28 +117,10 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 		return
 	}
 	defer slot.Release()
-	in, e := readInbound(r, c.out.rc, ep, g.body)
+	req, job, e := c.routingRequest()
 	if e != nil {
 		c.fail(e)
 		return
-	}
-	c.in, c.bodyRead = in, true
-	regions, e := routing.ParseRegions(strings.Join(r.Header.Values("X-Weir-Regions"), ","))
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	bodyJob := in.PromptCacheKey
-	if ep == routing.EndpointMessages {
-		bodyJob = in.UserID
-	}
-	req := routing.Request{Endpoint: ep, Model: in.Model, Key: c.key, Regions: regions,
-		JobID:       routing.JobID(r.Header.Get("X-Weir-Job"), r.Header.Get("X-Weir-Conversation"), bodyJob),
-		InputTokens: estimateInputTokens(in.Body), MaxOutput: in.MaxOutput}
-	var lastCached int64
-	if req.JobID != "" {
-		c.job = routing.JobHash(c.table.TenantID, req.JobID)
-		req.LastMemberID, lastCached, _ = g.cfg.Affinity.Get(c.table.TenantID, c.job)
 	}
 	call, e := c.table.Begin(req, g.cfg.States, callRand{}, g.cfg.Now())
 	if e != nil {
@@ -131,17 +129,62 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 	}
 	c.call = call
 	// R-COST-1: reserve before choosing a member.
-	c.res = routing.Reservation(call.Members(), call.Model(), req.InputTokens, req.MaxOutput)
-	settle, e := g.cfg.Budgets.Reserve(c.table, c.key, c.res)
+	c.reserved = routing.Reservation(call.Members(), call.Model(), req.InputTokens, req.MaxOutput)
+	settle, e := g.cfg.Budgets.Reserve(c.table, c.key, c.reserved)
 	if e != nil {
 		c.fail(e)
 		return
 	}
 	defer func() { settle(c.cost) }()
+	c.answer(job)
+}
 
+// jobMemory is what affinity remembers of the call's job: the member its
+// last call went to and the input tokens that member holds cached (for
+// R-SEE-3's cache report).
+type jobMemory struct {
+	lastMember string
+	lastCached int64
+}
+
+// routingRequest reads the caller's body and headers into the request the
+// routing core chooses members for, and looks up the job's last member.
+func (c *callRun) routingRequest() (routing.Request, jobMemory, *routing.Error) {
+	r, g := c.req, c.gw
+	in, e := readInbound(r, c.out.rc, c.endpoint, g.body)
+	if e != nil {
+		return routing.Request{}, jobMemory{}, e
+	}
+	c.request, c.bodyRead = in, true
+	regions, e := routing.ParseRegions(strings.Join(r.Header.Values("X-Weir-Regions"), ","))
+	if e != nil {
+		return routing.Request{}, jobMemory{}, e
+	}
+	bodyJob := in.PromptCacheKey
+	if c.endpoint == routing.EndpointMessages {
+		bodyJob = in.UserID
+	}
+	req := routing.Request{Endpoint: c.endpoint, Model: in.Model, Key: c.key, Regions: regions,
+		JobID:       routing.JobID(r.Header.Get("X-Weir-Job"), r.Header.Get("X-Weir-Conversation"), bodyJob),
+		InputTokens: estimateInputTokens(in.Body), MaxOutput: in.MaxOutput}
+	var job jobMemory
+	if req.JobID != "" {
+		c.jobHash = routing.JobHash(c.table.TenantID, req.JobID)
+		job.lastMember, job.lastCached, _ = g.cfg.Affinity.Get(c.table.TenantID, c.jobHash)
+		req.LastMemberID = job.lastMember
+	}
+	return req, job, nil
+}
+
+// answer runs the attempts within the call's deadline and writes the
+// call's one answer: a member's, an upstream answer passed on as is, or
+// the gateway's own error (R-END-*). A caller that went away gets nothing
+// (recorded as cancelled, 499).
+func (c *callRun) answer(job jobMemory) {
+	g, call, r := c.gw, c.call, c.req
 	ctx, cancel := context.WithDeadline(r.Context(), call.Deadline)
 	defer cancel()
-	if in.Stream {
+	if c.request.Stream {
 		c.out.keepAlive(c.start, g.cfg.KeepAlive, g.cfg.Now)
 		defer c.out.stopKeepAlive()
 	}
@@ -150,9 +193,9 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 		p, m := c.names()
 		return metaCommentLine(p, m, call.Sent())
 	}
-	if c.attempts(ctx, req.LastMemberID, lastCached) {
-		if served := call.Served(); served != nil && c.job != "" {
-			g.cfg.Affinity.Put(c.table.TenantID, c.job, served.ID, c.usage.CacheReadTokens+c.usage.CacheWriteTokens)
+	if c.attempts(ctx, job) {
+		if served := call.Served(); served != nil && c.jobHash != "" {
+			g.cfg.Affinity.Put(c.table.TenantID, c.jobHash, served.ID, c.usage.CacheReadTokens+c.usage.CacheWriteTokens)
 		}
 		return
 	}
@@ -164,7 +207,7 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 	}
 	f := call.Final(g.cfg.Now())
 	if f.PassThrough >= 0 {
-		if h := c.held[f.PassThrough]; h != nil {
+		if h := c.heldAnswers[f.PassThrough]; h != nil {
 			if f.ShouldRetry != nil {
 				h.header.Set(hShouldRetry, strconv.FormatBool(*f.ShouldRetry))
 			}
@@ -181,18 +224,13 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 // attempts runs the attempt loop. It returns true when an answer was
 // delivered to the caller (success, the request's own 4xx, or an unknown
 // outcome), false when the call's final answer is still to be written.
-// lastMember and lastCached are the job's previous member and the input
-// tokens it holds cached, for R-SEE-3's cache report.
-func (c *callRun) attempts(ctx context.Context, lastMember string, lastCached int64) bool {
-	g, call := c.g, c.call
+// job is the job's previous member, for R-SEE-3's cache report.
+func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 	for {
-		now := g.cfg.Now()
-		step, ok := call.Next(now)
+		step, ok := c.call.Next(c.gw.cfg.Now())
 		if !ok {
 			return false
 		}
-		idx := len(call.Attempts) - 1
-		m := step.Member
 		if step.Wait > 0 {
 			t := time.NewTimer(step.Wait)
 			select {
@@ -203,103 +241,134 @@ func (c *callRun) attempts(ctx context.Context, lastMember string, lastCached in
 		}
 		if ctx.Err() != nil {
 			// R-FAIL-10: cancelled (or out of time) before the attempt went out.
-			call.Report(routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, nil, g.cfg.Now())
+			c.call.Report(routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, nil, c.gw.cfg.Now())
 			return false
 		}
-		ad := g.cfg.Adapters[m.Record.Wire]
-		if ad == nil {
-			call.Report(routing.TransportVerdict("no adapter for wire format "+m.Record.Wire.String()), nil, g.cfg.Now())
-			continue
-		}
-		pol := netguard.PolicyFor(m.Record.Managed, m.Record.Internal)
-		actx, acancel := context.WithCancel(netguard.WithPolicy(ctx, pol))
-		ureq, err := ad.Build(actx, c.in, m, m.UpstreamModel(call.Model()))
-		if err != nil {
-			acancel()
-			c.fail(&routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body cannot be sent to the provider"})
+		switch c.try(ctx, step.Member, len(c.call.Attempts)-1, job) {
+		case tryDelivered:
 			return true
-		}
-		if err := netguard.CheckURL(ureq.URL.String(), pol); err != nil {
-			// R-SEC-2 / R-FAIL-5: the edge may not send to this member.
-			acancel()
-			call.Dispatch(g.cfg.Now())
-			c.info[idx] = &attemptInfo{start: g.cfg.Now()}
-			c.event(m, "destination_refused")
-			call.Report(routing.TransportVerdict("destination_refused"), nil, g.cfg.Now())
-			continue
-		}
-		if err := g.cfg.Signer.Sign(actx, ureq, upstreamBody(ureq, m), m, c.table.TenantID); err != nil {
-			acancel()
-			kind := g.cfg.SignErrorKind(err)
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				kind = routing.KindCallEnded // R-END-4
-			}
-			c.event(m, "key_unavailable")
-			if call.Report(routing.Verdict{Kind: kind, Reason: kind.String()}, nil, g.cfg.Now()) == routing.ActStop {
-				return false
-			}
-			continue
-		}
-		call.Dispatch(g.cfg.Now())
-		ai := &attemptInfo{start: g.cfg.Now()}
-		c.info[idx] = ai
-		resp, timedOut, err := c.roundTrip(actx, acancel, ureq, m.Record.Recovery.AttemptDeadline)
-		ai.latency = g.cfg.Now().Sub(ai.start)
-		c.upstreamTime += ai.latency
-		g.cfg.Metrics.UpstreamDur.WithLabelValues(m.Record.Name, m.Name).Observe(ai.latency.Seconds())
-		var v routing.Verdict
-		var rl routing.RateLimits
-		switch {
-		case err != nil && ctx.Err() != nil && !timedOut:
-			// The caller went away (or the call deadline passed) while the
-			// attempt was out.
-			v = routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				v = routing.TimeoutVerdict()
-			}
-		case err != nil && timedOut:
-			v = routing.TimeoutVerdict() // R-FAIL-9
-		case err != nil:
-			v = routing.TransportVerdict(transportReason(err)) // R-FAIL-5
-		default:
-			now := g.cfg.Now()
-			rl = routing.ParseRateLimits(resp.Header, m.Record.RateLimitHeaders, now)
-			if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-				v = routing.Verdict{Kind: routing.KindAnswered, Status: resp.StatusCode}
-			} else {
-				peek, _ := io.ReadAll(io.LimitReader(resp.Body, routing.MaxErrorPeek))
-				_ = resp.Body.Close()
-				v = routing.ClassifyWith(m.Record.Wire, resp.StatusCode, resp.Header, peek, m.Record.RateLimitHeaders, now)
-				// R-SEC-6: the answer may be passed on as is; it never
-				// carries the member's key, token or signature.
-				secrets := secretsOf(ureq, m)
-				hdr := resp.Header.Clone()
-				redactHeader(hdr, secrets)
-				c.held[idx] = &heldAnswer{status: resp.StatusCode, header: hdr, body: redact(peek, secrets, len(peek) == routing.MaxErrorPeek)}
-			}
-		}
-		if v.Kind == routing.KindTimeout || v.Kind == routing.KindUnknownOutcome {
-			ai.cost, ai.estimate = routing.AttemptCost(m, call.Model(), v.Kind, estimateInputTokens(c.in.Body))
-		}
-		c.event(m, v.Kind.String())
-		act := call.Report(v, &rl, g.cfg.Now())
-		switch act {
-		case routing.ActDeliver:
-			defer acancel()
-			if v.Kind == routing.KindAnswered && c.job != "" && m.ID != lastMember {
-				c.cacheMiss(lastMember, m, lastCached) // in the record, written before the answer ends
-			}
-			return c.deliver(m, v, resp, idx)
-		case routing.ActStop:
-			acancel()
-			c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED
+		case tryEnded:
 			return false
-		}
-		acancel()
-		if resp != nil && v.Kind == routing.KindAnswered {
-			_ = resp.Body.Close()
 		}
 	}
+}
+
+// tryResult says how the attempt loop goes on after one try.
+type tryResult uint8
+
+const (
+	// tryNext: the member did not answer for the caller; ask the routing
+	// core for the next step.
+	tryNext tryResult = iota
+	// tryDelivered: an answer went to the caller.
+	tryDelivered
+	// tryEnded: the call ends without an answer written yet (the core
+	// said stop); its final answer is still to be written.
+	tryEnded
+)
+
+// try sends attempt idx of the call to member m and reports its verdict
+// to the routing core: it builds the upstream request, checks where it may
+// go (R-SEC-2), signs it, sends it, classifies the answer (R-FAIL-*) and,
+// when the core says deliver, relays the answer to the caller.
+func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMemory) tryResult {
+	g, call := c.gw, c.call
+	ad := g.cfg.Adapters[m.Record.Wire]
+	if ad == nil {
+		call.Report(routing.TransportVerdict("no adapter for wire format "+m.Record.Wire.String()), nil, g.cfg.Now())
+		return tryNext
+	}
+	pol := netguard.PolicyFor(m.Record.Managed, m.Record.Internal)
+	actx, acancel := context.WithCancel(netguard.WithPolicy(ctx, pol))
+	defer acancel()
+	ureq, err := ad.Build(actx, c.request, m, m.UpstreamModel(call.Model()))
+	if err != nil {
+		c.fail(&routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body cannot be sent to the provider"})
+		return tryDelivered
+	}
+	if err := netguard.CheckURL(ureq.URL.String(), pol); err != nil {
+		// R-SEC-2 / R-FAIL-5: the edge may not send to this member.
+		call.Dispatch(g.cfg.Now())
+		c.measured[idx] = &attemptInfo{start: g.cfg.Now()}
+		c.event(m, "destination_refused")
+		call.Report(routing.TransportVerdict("destination_refused"), nil, g.cfg.Now())
+		return tryNext
+	}
+	if err := g.cfg.Signer.Sign(actx, ureq, upstreamBody(ureq, m), m, c.table.TenantID); err != nil {
+		kind := g.cfg.SignErrorKind(err)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			kind = routing.KindCallEnded // R-END-4
+		}
+		c.event(m, "key_unavailable")
+		if call.Report(routing.Verdict{Kind: kind, Reason: kind.String()}, nil, g.cfg.Now()) == routing.ActStop {
+			return tryEnded
+		}
+		return tryNext
+	}
+	call.Dispatch(g.cfg.Now())
+	ai := &attemptInfo{start: g.cfg.Now()}
+	c.measured[idx] = ai
+	resp, timedOut, err := c.roundTrip(actx, acancel, ureq, m.Record.Recovery.AttemptDeadline)
+	ai.latency = g.cfg.Now().Sub(ai.start)
+	c.upstreamTime += ai.latency
+	g.cfg.Metrics.UpstreamDur.WithLabelValues(m.Record.Name, m.Name).Observe(ai.latency.Seconds())
+	v, rl := c.verdict(ctx, m, idx, ureq, resp, timedOut, err)
+	if v.Kind == routing.KindTimeout || v.Kind == routing.KindUnknownOutcome {
+		ai.cost, ai.estimate = routing.AttemptCost(m, call.Model(), v.Kind, estimateInputTokens(c.request.Body))
+	}
+	c.event(m, v.Kind.String())
+	switch call.Report(v, &rl, g.cfg.Now()) {
+	case routing.ActDeliver:
+		if v.Kind == routing.KindAnswered && c.jobHash != "" && m.ID != job.lastMember {
+			c.cacheMiss(job.lastMember, m, job.lastCached) // in the record, written before the answer ends
+		}
+		if c.deliver(m, v, resp, idx) {
+			return tryDelivered
+		}
+		return tryEnded
+	case routing.ActStop:
+		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_CANCELLED
+		return tryEnded
+	}
+	if resp != nil && v.Kind == routing.KindAnswered {
+		_ = resp.Body.Close()
+	}
+	return tryNext
+}
+
+// verdict classifies one attempt's outcome (R-FAIL-*): the caller gone or
+// the call out of time, an attempt timeout (R-FAIL-9), a transport failure
+// (R-FAIL-5), or the member's answer with its rate-limit headers. An error
+// answer is kept, redacted (R-SEC-6), in case it is passed on as is.
+func (c *callRun) verdict(ctx context.Context, m *routing.Member, idx int, ureq *http.Request, resp *http.Response, timedOut bool, err error) (routing.Verdict, routing.RateLimits) {
+	switch {
+	case err != nil && ctx.Err() != nil && !timedOut:
+		// The caller went away (or the call deadline passed) while the
+		// attempt was out.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return routing.TimeoutVerdict(), routing.RateLimits{}
+		}
+		return routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, routing.RateLimits{}
+	case err != nil && timedOut:
+		return routing.TimeoutVerdict(), routing.RateLimits{} // R-FAIL-9
+	case err != nil:
+		return routing.TransportVerdict(transportReason(err)), routing.RateLimits{} // R-FAIL-5
+	}
+	now := c.gw.cfg.Now()
+	rl := routing.ParseRateLimits(resp.Header, m.Record.RateLimitHeaders, now)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return routing.Verdict{Kind: routing.KindAnswered, Status: resp.StatusCode}, rl
+	}
+	peek, _ := io.ReadAll(io.LimitReader(resp.Body, routing.MaxErrorPeek))
+	_ = resp.Body.Close()
+	v := routing.ClassifyWith(m.Record.Wire, resp.StatusCode, resp.Header, peek, m.Record.RateLimitHeaders, now)
+	// R-SEC-6: the answer may be passed on as is; it never carries the
+	// member's key, token or signature.
+	secrets := secretsOf(ureq, m)
+	hdr := resp.Header.Clone()
+	redactHeader(hdr, secrets)
+	c.heldAnswers[idx] = &heldAnswer{status: resp.StatusCode, header: hdr, body: redact(peek, secrets, len(peek) == routing.MaxErrorPeek)}
+	return v, rl
 }
 
 // limitError is the answer to a call refused by a caller limit (R-CAP-2):
@@ -343,7 +412,7 @@ func (c *callRun) roundTrip(ctx context.Context, cancel context.CancelFunc, req 
 	if deadline > 0 {
 		timer = time.AfterFunc(deadline, func() { close(timedOut); cancel() })
 	}
-	resp, err := c.g.cfg.Transport.RoundTrip(req)
+	resp, err := c.gw.cfg.Transport.RoundTrip(req)
 	if timer != nil && !timer.Stop() {
 		<-timedOut
 		if resp != nil {
@@ -360,12 +429,12 @@ func (c *callRun) roundTrip(ctx context.Context, cancel context.CancelFunc, req 
 func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Response, idx int) bool {
 	c.out.stopKeepAlive()
 	if v.Kind != routing.KindAnswered {
-		h := c.held[idx]
+		h := c.heldAnswers[idx]
 		if v.Kind == routing.KindUnknownOutcome {
 			h.header.Set(hOutcome, "unknown")
 			c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_UNKNOWN
-			c.flag = true
-			c.cost += c.info[idx].cost
+			c.costFlagged = true
+			c.cost += c.measured[idx].cost
 		}
 		c.passThrough(h, v.Kind == routing.KindUnknownOutcome)
 		return true
@@ -373,7 +442,7 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 	defer resp.Body.Close()
 	c.status = resp.StatusCode
 	c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED
-	u, err := c.g.cfg.Adapters[m.Record.Wire].Relay(c.in, resp, c.out)
+	u, err := c.gw.cfg.Adapters[m.Record.Wire].Relay(c.request, resp, c.out)
 	if c.recorded {
 		c.delivered = true
 		// The answer was complete and recorded (complete) before its end
@@ -385,17 +454,17 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 	c.usage = u
 	c.cost = routing.Settlement(m, c.call.Model(), u)
 	if err != nil {
-		now := c.g.cfg.Now()
+		now := c.gw.cfg.Now()
 		// Headers (and maybe content) reached the caller: end the answer
 		// with an error event, never a second answer (R-FAIL-11). The
 		// record goes first, as for every answer.
-		c.g.cfg.States.Done(m.ID, now, estimateInputTokens(c.in.Body), u)
+		c.gw.cfg.States.Done(m.ID, now, estimateInputTokens(c.request.Body), u)
 		c.memberDone = true
 		c.call.Report(routing.Verdict{Kind: routing.KindMidStream, Status: resp.StatusCode, Reason: "stream_cut"}, nil, now)
 		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
-		c.code = "stream_cut"
+		c.errorCode = "stream_cut"
 		c.commit()
-		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
+		_, _ = c.out.Write(streamErrorEvent(c.endpoint, &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
 			Message: "the provider's answer was cut after output began"}))
 		c.out.Flush()
 		c.delivered = true
@@ -403,7 +472,7 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 	}
 	// An adapter that never called Complete: the answer is recorded after
 	// it (finish), as the record must still be written once.
-	c.call.Finish(c.g.cfg.Now(), u)
+	c.call.Finish(c.gw.cfg.Now(), u)
 	c.memberDone = true
 	c.delivered = true
 	return true
@@ -419,7 +488,7 @@ func (c *callRun) complete(u routing.Usage) {
 	}
 	c.usage = u
 	c.cost = routing.Settlement(c.call.Served(), c.call.Model(), u)
-	c.call.Finish(c.g.cfg.Now(), u)
+	c.call.Finish(c.gw.cfg.Now(), u)
 	c.memberDone = true
 	c.commit()
 }
@@ -439,7 +508,7 @@ func (c *callRun) passThrough(h *heldAnswer, unknown bool) {
 			msg = msg[:1024]
 		}
 		c.out.Start(h.status, nil)
-		_, _ = c.out.Write(streamErrorEvent(c.ep, &routing.Error{Status: h.status, Code: "upstream_" + strconv.Itoa(h.status), Message: msg}))
+		_, _ = c.out.Write(streamErrorEvent(c.endpoint, &routing.Error{Status: h.status, Code: "upstream_" + strconv.Itoa(h.status), Message: msg}))
 		c.out.Flush()
 		c.delivered = true
 		return
@@ -459,7 +528,7 @@ func (c *callRun) passThrough(h *heldAnswer, unknown bool) {
 // keep-alive comments, the error event of R-FAIL-11/12).
 func (c *callRun) fail(e *routing.Error) {
 	c.out.stopKeepAlive()
-	c.status, c.code = e.Status, e.Code
+	c.status, c.errorCode = e.Status, e.Code
 	if c.outcome == telemetryv1.CallOutcome_CALL_OUTCOME_UNSPECIFIED {
 		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
 		if c.call == nil || c.call.Sent() == 0 {
@@ -469,16 +538,16 @@ func (c *callRun) fail(e *routing.Error) {
 	c.commit()
 	if _, via, _ := c.out.state(); via {
 		c.out.Start(e.Status, nil)
-		_, _ = c.out.Write(streamErrorEvent(c.ep, e))
+		_, _ = c.out.Write(streamErrorEvent(c.endpoint, e))
 		c.out.Flush()
 		c.delivered = true
 		return
 	}
 	c.metaHeaders(c.out.rw.Header())
 	if !c.bodyRead {
-		closeUnread(c.out.rw.Header(), c.r)
+		closeUnread(c.out.rw.Header(), c.req)
 	}
-	writeError(c.out.rw, c.ep, e, c.weirJSON())
+	writeError(c.out.rw, c.endpoint, e, c.weirJSON())
 	c.out.markStarted()
 	c.delivered = true
 }
@@ -529,7 +598,7 @@ func (c *callRun) weirJSON() weirJSON {
 }
 
 func (c *callRun) event(m *routing.Member, ev string) {
-	c.g.cfg.Metrics.PoolEvents.WithLabelValues(m.Record.Name, m.Name, ev).Inc()
+	c.gw.cfg.Metrics.PoolEvents.WithLabelValues(m.Record.Name, m.Name, ev).Inc()
 }
 
 // cacheMiss notes R-SEE-3's report when a job moved to another member.
@@ -537,7 +606,7 @@ func (c *callRun) cacheMiss(prevID string, served *routing.Member, cached int64)
 	if prevID == "" {
 		return
 	}
-	c.miss = &telemetryv1.CacheReport{JobHash: c.job, PreviousMember: prevID, Member: served.ID, Miss: "member_changed",
+	c.cacheReport = &telemetryv1.CacheReport{JobHash: c.jobHash, PreviousMember: prevID, Member: served.ID, Miss: "member_changed",
 		PreviousCachedInputTokens: cached, EstimatedMissCostNanos: int64(routing.CacheMissCost(served, c.call.Model(), cached))}
 }
 
@@ -545,10 +614,10 @@ func (c *callRun) cacheMiss(prevID string, served *routing.Member, cached int64)
 // that never completed) and observes its metrics.
 func (c *callRun) finish() {
 	c.commit()
-	dur := c.g.cfg.Now().Sub(c.start)
-	c.g.cfg.Metrics.RequestDuration.WithLabelValues(c.ep.String(), strconv.Itoa(c.status)).Observe(dur.Seconds())
+	dur := c.gw.cfg.Now().Sub(c.start)
+	c.gw.cfg.Metrics.RequestDuration.WithLabelValues(c.endpoint.String(), strconv.Itoa(c.status)).Observe(dur.Seconds())
 	if c.call != nil {
-		c.g.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
+		c.gw.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
 	}
 }
 
@@ -580,20 +649,20 @@ func (c *callRun) commit() {
 	if c.table == nil {
 		return // an unknown key belongs to no tenant
 	}
-	dur := c.g.cfg.Now().Sub(c.start)
+	dur := c.gw.cfg.Now().Sub(c.start)
 	rec := &telemetryv1.CallRecord{
-		CallId: c.id, TenantId: c.table.TenantID, EdgeId: c.g.cfg.EdgeID, Endpoint: c.ep.String(),
-		Status: uint32(max(c.status, 0)), Outcome: c.outcome, ErrorCode: c.code,
-		ReservedNanos: int64(c.res), CostNanos: int64(c.cost), CostFlagged: c.flag,
-		StartedAt: timestamppb.New(c.start), Duration: durationpb.New(dur), JobHash: c.job, Cache: c.miss,
+		CallId: c.id, TenantId: c.table.TenantID, EdgeId: c.gw.cfg.EdgeID, Endpoint: c.endpoint.String(),
+		Status: uint32(max(c.status, 0)), Outcome: c.outcome, ErrorCode: c.errorCode,
+		ReservedNanos: int64(c.reserved), CostNanos: int64(c.cost), CostFlagged: c.costFlagged,
+		StartedAt: timestamppb.New(c.start), Duration: durationpb.New(dur), JobHash: c.jobHash, Cache: c.cacheReport,
 		Usage: &telemetryv1.Usage{InputTokens: c.usage.InputTokens, OutputTokens: c.usage.OutputTokens,
 			CacheReadTokens: c.usage.CacheReadTokens, CacheWriteTokens: c.usage.CacheWriteTokens},
 	}
 	if c.key != nil {
 		rec.KeyId = c.key.ID
 	}
-	if c.in != nil {
-		rec.Model, rec.Stream = c.in.Model, c.in.Stream
+	if c.request != nil {
+		rec.Model, rec.Stream = c.request.Model, c.request.Stream
 	}
 	if c.call != nil {
 		if m := c.call.Served(); m != nil {
@@ -607,7 +676,7 @@ func (c *callRun) commit() {
 			}
 			at := &telemetryv1.Attempt{Index: uint32(i), RecordName: a.Member.Record.Name, MemberName: a.Member.Name,
 				Status: uint32(max(a.Status, 0)), Outcome: attemptOutcome(a.Outcome), Kind: failureKind(a.Kind), Reason: a.Reason}
-			if ai := c.info[i]; ai != nil {
+			if ai := c.measured[i]; ai != nil {
 				at.StartedAt, at.Latency = timestamppb.New(ai.start), durationpb.New(ai.latency)
 				at.CostNanos, at.CostEstimated = int64(ai.cost), ai.estimate
 			}
@@ -617,9 +686,9 @@ func (c *callRun) commit() {
 			rec.Attempts = append(rec.Attempts, at)
 		}
 	}
-	if err := c.g.cfg.Sink.Record(context.WithoutCancel(c.r.Context()), rec); err != nil {
-		c.g.cfg.Metrics.RecordsLost.Inc()
-		c.g.cfg.Log.Error("call record lost", "call_id", c.id, "tenant_id", c.table.TenantID, "err", err)
+	if err := c.gw.cfg.Sink.Record(context.WithoutCancel(c.req.Context()), rec); err != nil {
+		c.gw.cfg.Metrics.RecordsLost.Inc()
+		c.gw.cfg.Log.Error("call record lost", "call_id", c.id, "tenant_id", c.table.TenantID, "err", err)
 	}
 }
 

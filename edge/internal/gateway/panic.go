@@ -73,7 +73,7 @@ func (c *callRun) recoverPanic() {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	c.g.notePanic(c.id, c.ep, v, debug.Stack())
+	c.gw.notePanic(c.id, c.endpoint, v, debug.Stack())
 	abort := false
 	c.safely(func() { abort = c.afterPanic() })
 	if abort {
@@ -87,7 +87,7 @@ func (c *callRun) recoverPanic() {
 func (c *callRun) safely(f func()) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.g.notePanic(c.id, c.ep, v, debug.Stack())
+			c.gw.notePanic(c.id, c.endpoint, v, debug.Stack())
 		}
 	}()
 	f()
@@ -97,16 +97,16 @@ func (c *callRun) safely(f func()) {
 // recoverPanic). It returns true when the response must be aborted.
 func (c *callRun) afterPanic() (abort bool) {
 	c.out.stopKeepAlive()
-	now := c.g.cfg.Now()
+	now := c.gw.cfg.Now()
 	if c.call != nil {
 		if m := c.call.Served(); m != nil {
 			if !c.memberDone {
 				c.memberDone = true
 				var in int64
-				if c.in != nil {
-					in = estimateInputTokens(c.in.Body)
+				if c.request != nil {
+					in = estimateInputTokens(c.request.Body)
 				}
-				c.g.cfg.States.Done(m.ID, now, in, c.usage)
+				c.gw.cfg.States.Done(m.ID, now, in, c.usage)
 			}
 		} else if n := len(c.call.Attempts); n > 0 && c.call.Attempts[n-1].Outcome == routing.OutcomePending && c.call.Attempts[n-1].Sent {
 			// Sent and not classified: its slot is released. One never
@@ -118,7 +118,7 @@ func (c *callRun) afterPanic() (abort bool) {
 	started, via, content := c.out.state()
 	if !c.recorded {
 		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
-		c.code = codeInternal
+		c.errorCode = codeInternal
 		if !started || c.status == 0 {
 			c.status = e.Status
 		}
@@ -133,14 +133,14 @@ func (c *callRun) afterPanic() (abort bool) {
 		clear(h) // whatever an answer being prepared had set
 		h.Set(hCallID, c.id)
 		c.metaHeaders(h)
-		writeError(c.out.rw, c.ep, e, c.weirJSON())
+		writeError(c.out.rw, c.endpoint, e, c.weirJSON())
 		c.out.markStarted()
 		return false
-	case via || (c.in != nil && c.in.Stream):
+	case via || (c.request != nil && c.request.Stream):
 		if via && !content {
 			c.out.Start(e.Status, nil) // R-SEE-1's comment line, if not sent yet
 		}
-		_, _ = c.out.Write(streamErrorEvent(c.ep, e))
+		_, _ = c.out.Write(streamErrorEvent(c.endpoint, e))
 		c.out.Flush()
 		return false
 	}
