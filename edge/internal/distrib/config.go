@@ -159,36 +159,36 @@ func (s *configState) loadDisk() (int, error) {
 func (s *configState) apply(batch []change, initial bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var clusterChange *change
-	for i := range batch {
-		if batch[i].key == natsnames.ClusterKey {
-			clusterChange = &batch[i]
-		}
+	p := s.plan(batch, initial)
+	if len(p.updated) == 0 && len(p.removed) == 0 && p.cluster == nil && s.installed {
+		return
 	}
-	clusterChanged := false
-	if clusterChange != nil && clusterChange.deleted {
-		s.log.Warn("cluster snapshot deletion ignored: not signed", "key", natsnames.ClusterKey)
-	}
-	if clusterChange != nil && !clusterChange.deleted {
-		payload, err := openSigned(s.pub, natsnames.ClusterKey, clusterChange.raw)
-		var cs *configv1.ClusterSnapshot
-		var sec []secrets.Secret
-		if err == nil {
-			cs, sec, err = s.parseCluster(payload)
-		}
-		if err != nil {
-			s.log.Error("cluster snapshot refused; keeping the previous one", "err", err)
-		} else if s.cluster != nil && cs.GetVersion() <= s.cluster.GetVersion() {
-			s.log.Debug("cluster snapshot ignored: version not above the one served", "version", cs.GetVersion())
-		} else {
-			s.cluster, s.clusterRaw, s.clusterSecrets = cs, clusterChange.raw, sec
-			clusterChanged = true
-		}
-	}
+	s.install(p)
+}
 
+// configPlan is what a batch of changes does to the config served: the
+// decision of apply, apart from its effects.
+type configPlan struct {
+	// cluster, when set, is the new cluster snapshot (with its raw entry
+	// and opened secrets) to serve.
+	cluster        *configv1.ClusterSnapshot
+	clusterRaw     []byte
+	clusterSecrets []secrets.Secret
+	// updated are the tenants to (re)install, removed those to drop.
+	updated map[string]*tenantState
+	removed []string
+}
+
+// plan decides what batch does (apply's rules) from the config served
+// now, changing nothing but logging what it refuses. Caller holds mu.
+func (s *configState) plan(batch []change, initial bool) configPlan {
+	p := configPlan{updated: map[string]*tenantState{}}
+	s.planCluster(batch, &p)
+	cluster := s.cluster
+	if p.cluster != nil {
+		cluster = p.cluster
+	}
 	seen := map[string]bool{}
-	updated := map[string]*tenantState{}
-	var removed []string
 	for _, ch := range batch {
 		id, ok := strings.CutPrefix(ch.key, natsnames.TenantKeyPrefix)
 		if !ok {
@@ -198,108 +198,167 @@ func (s *configState) apply(batch []change, initial bool) {
 			continue
 		}
 		seen[id] = true
-		if ch.deleted {
-			s.log.Warn("tenant snapshot deletion ignored: not signed; keeping the previous one", "tenant_id", id)
-			continue
-		}
-		payload, err := openSigned(s.pub, ch.key, ch.raw)
-		if err != nil {
-			s.log.Error("tenant snapshot refused; keeping the previous one", "tenant_id", id, "err", err)
-			continue
-		}
-		if len(payload) == 0 { // a signed tombstone: the tenant was deleted
-			if _, ok := s.tenants[id]; ok {
-				removed = append(removed, id)
-			}
-			delete(updated, id)
-			continue
-		}
-		snap, err := decodeTenant(id, payload)
-		if err == nil {
-			if cur := s.tenants[id]; cur != nil && snap.GetVersion() <= cur.version {
-				delete(updated, id)
-				continue // already served (or older): a resync or a redelivery
-			}
-		}
-		var ts *tenantState
-		if err == nil {
-			ts, err = s.buildTenant(snap, ch.raw)
-		}
-		if err != nil {
-			s.log.Error("tenant snapshot refused; keeping the previous one", "tenant_id", id, "err", err)
-			continue
-		}
-		updated[id] = ts
+		s.planTenant(id, ch, cluster, &p)
 	}
 	if initial && len(batch) > 0 {
 		for id := range s.tenants {
 			if !seen[id] {
 				s.log.Info("tenant no longer in the config bucket; removed", "tenant_id", id)
-				removed = append(removed, id)
+				p.removed = append(p.removed, id)
 			}
 		}
 	}
-	if clusterChanged {
+	if p.cluster != nil {
 		for id, cur := range s.tenants {
-			if updated[id] != nil {
+			if p.updated[id] != nil {
 				continue
 			}
-			t, err := compile.Compile(cur.snap, s.cluster)
+			t, err := compile.Compile(cur.snap, p.cluster)
 			if err != nil {
 				s.log.Error("tenant does not compile with the new cluster snapshot; keeping its table", "tenant_id", id, "err", err)
 				continue
 			}
 			next := *cur
 			next.table = t
-			updated[id] = &next
+			p.updated[id] = &next
 		}
 	}
-	if len(updated) == 0 && len(removed) == 0 && !clusterChanged && s.installed {
+	return p
+}
+
+// planCluster puts the batch's cluster snapshot into p when it verifies,
+// parses and is newer than the one served.
+func (s *configState) planCluster(batch []change, p *configPlan) {
+	var ch *change
+	for i := range batch {
+		if batch[i].key == natsnames.ClusterKey {
+			ch = &batch[i]
+		}
+	}
+	switch {
+	case ch == nil:
+		return
+	case ch.deleted:
+		s.log.Warn("cluster snapshot deletion ignored: not signed", "key", natsnames.ClusterKey)
 		return
 	}
+	payload, err := openSigned(s.pub, natsnames.ClusterKey, ch.raw)
+	var cs *configv1.ClusterSnapshot
+	var sec []secrets.Secret
+	if err == nil {
+		cs, sec, err = s.parseCluster(payload)
+	}
+	switch {
+	case err != nil:
+		s.log.Error("cluster snapshot refused; keeping the previous one", "err", err)
+	case s.cluster != nil && cs.GetVersion() <= s.cluster.GetVersion():
+		s.log.Debug("cluster snapshot ignored: version not above the one served", "version", cs.GetVersion())
+	default:
+		p.cluster, p.clusterRaw, p.clusterSecrets = cs, ch.raw, sec
+	}
+}
+
+// planTenant records in p what the change ch of tenant id does, compiling
+// with cluster: a newer snapshot that verifies, compiles and opens is
+// updated, a signed tombstone removes the tenant, anything else keeps what
+// is served.
+func (s *configState) planTenant(id string, ch change, cluster *configv1.ClusterSnapshot, p *configPlan) {
+	if ch.deleted {
+		s.log.Warn("tenant snapshot deletion ignored: not signed; keeping the previous one", "tenant_id", id)
+		return
+	}
+	payload, err := openSigned(s.pub, ch.key, ch.raw)
+	if err != nil {
+		s.log.Error("tenant snapshot refused; keeping the previous one", "tenant_id", id, "err", err)
+		return
+	}
+	if len(payload) == 0 { // a signed tombstone: the tenant was deleted
+		if _, ok := s.tenants[id]; ok {
+			p.removed = append(p.removed, id)
+		}
+		delete(p.updated, id)
+		return
+	}
+	snap, err := decodeTenant(id, payload)
+	if err == nil {
+		if cur := s.tenants[id]; cur != nil && snap.GetVersion() <= cur.version {
+			delete(p.updated, id)
+			return // already served (or older): a resync or a redelivery
+		}
+	}
+	var ts *tenantState
+	if err == nil {
+		ts, err = s.buildTenantWith(snap, ch.raw, cluster)
+	}
+	if err != nil {
+		s.log.Error("tenant snapshot refused; keeping the previous one", "tenant_id", id, "err", err)
+		return
+	}
+	p.updated[id] = ts
+}
+
+// install serves p: the new tenant set and secret store (all or nothing:
+// a store that cannot be built keeps the previous config), the registry's
+// tables, the loopback ports of a new cluster snapshot, and the disk
+// cache. Caller holds mu.
+func (s *configState) install(p configPlan) {
 	prev := s.tenants
-	s.tenants = make(map[string]*tenantState, len(prev)+len(updated))
+	s.tenants = make(map[string]*tenantState, len(prev)+len(p.updated))
 	for id, ts := range prev {
 		s.tenants[id] = ts
 	}
-	for id, ts := range updated {
+	for id, ts := range p.updated {
 		s.tenants[id] = ts
 	}
-	for _, id := range removed {
+	for _, id := range p.removed {
 		delete(s.tenants, id)
 	}
-	store, err := buildStore(s.clusterSecrets, s.tenants)
+	clusterSecrets := s.clusterSecrets
+	if p.cluster != nil {
+		clusterSecrets = p.clusterSecrets
+	}
+	store, err := buildStore(clusterSecrets, s.tenants)
 	if err != nil {
 		s.log.Error("config refused", "err", err)
 		s.tenants = prev
 		return
 	}
+	if p.cluster != nil {
+		s.cluster, s.clusterRaw, s.clusterSecrets = p.cluster, p.clusterRaw, p.clusterSecrets
+	}
 	s.sink.SetStore(store)
-	if clusterChanged {
+	if p.cluster != nil {
 		s.installLoopback()
 	}
-	if !s.installed || len(removed) > 0 || len(updated) > 1 {
+	if !s.installed || len(p.removed) > 0 || len(p.updated) > 1 {
 		s.reg.Set(s.tables())
 		s.installed = true
 	} else {
-		for _, ts := range updated {
+		for _, ts := range p.updated {
 			s.reg.Put(ts.table)
 		}
 	}
-	if s.cache != nil {
-		if clusterChanged {
-			s.cache.putCluster(s.clusterRaw)
-		}
-		for id, ts := range updated {
-			if prev[id] == nil || prev[id].version != ts.version {
-				s.cache.putTenant(id, ts.raw)
-			}
-		}
-		for _, id := range removed {
-			s.cache.removeTenant(id)
+	s.cachePlan(p, prev)
+	s.log.Info("config installed", "tenants", len(s.tenants), "changed", len(p.updated), "removed", len(p.removed), "cluster_changed", p.cluster != nil)
+}
+
+// cachePlan writes what install served to the disk cache: a new cluster
+// snapshot, tenants whose version changed since prev, removals.
+func (s *configState) cachePlan(p configPlan, prev map[string]*tenantState) {
+	if s.cache == nil {
+		return
+	}
+	if p.cluster != nil {
+		s.cache.putCluster(p.clusterRaw)
+	}
+	for id, ts := range p.updated {
+		if prev[id] == nil || prev[id].version != ts.version {
+			s.cache.putTenant(id, ts.raw)
 		}
 	}
-	s.log.Info("config installed", "tenants", len(s.tenants), "changed", len(updated), "removed", len(removed), "cluster_changed", clusterChanged)
+	for _, id := range p.removed {
+		s.cache.removeTenant(id)
+	}
 }
 
 // installLoopback passes the served cluster snapshot's tenant loopback
@@ -377,7 +436,13 @@ func decodeTenant(wantID string, raw []byte) (*configv1.TenantSnapshot, error) {
 // buildTenant compiles a decoded snapshot (with the cluster snapshot served
 // now) and opens its secrets. Caller holds mu.
 func (s *configState) buildTenant(snap *configv1.TenantSnapshot, raw []byte) (*tenantState, error) {
-	t, err := compile.Compile(snap, s.cluster)
+	return s.buildTenantWith(snap, raw, s.cluster)
+}
+
+// buildTenantWith compiles a decoded snapshot with the cluster snapshot
+// cluster and opens its secrets; it changes nothing.
+func (s *configState) buildTenantWith(snap *configv1.TenantSnapshot, raw []byte, cluster *configv1.ClusterSnapshot) (*tenantState, error) {
+	t, err := compile.Compile(snap, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("distrib: tenant snapshot version %d: %w", snap.GetVersion(), err)
 	}
