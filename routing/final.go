@@ -42,77 +42,14 @@ func (c *Call) poolFailed(plans []recordPlan, now time.Time) bool {
 	return false
 }
 
+// final checks R-END-1…6 in order over the members of plans.
 func (c *Call) final(plans []recordPlan, now time.Time) Final {
-	in := map[*Member]bool{}
-	var members []*Member
-	for _, p := range plans {
-		for _, m := range p.members {
-			in[m] = true
-			members = append(members, m)
-		}
+	v := c.endView(plans, now)
+	if f, ok := c.endCooling(v, now); ok {
+		return f
 	}
-	c.st.mu.Lock()
-	type cool struct {
-		until time.Time
-		kind  FailureKind
-		spent bool
-	}
-	states := make(map[*Member]cool, len(members))
-	for _, m := range members {
-		ms := c.st.get(m.ID)
-		var x cool
-		if ms.cooling(now) {
-			x.until, x.kind = ms.coolUntil, ms.coolKind
-		}
-		x.spent = ms.spent
-		states[m] = x
-	}
-	c.st.mu.Unlock()
-
-	// R-END-1: some member the call may go to is cooling after a rate limit
-	// or a 5xx, or every member was already cooling (after a rate limit, a
-	// 5xx, a transport failure or a timeout) when the call began.
-	var first time.Time
-	for _, m := range members {
-		x := states[m]
-		if !x.until.IsZero() && !x.spent && (x.kind == KindRateLimited || x.kind == KindServerError) {
-			if first.IsZero() || x.until.Before(first) {
-				first = x.until
-			}
-		}
-	}
-	if first.IsZero() && len(c.coolingAtStart) > 0 {
-		all := true
-		for _, m := range members {
-			if !c.coolingAtStart.has(m) {
-				all = false
-				break
-			}
-			if u := states[m].until; !u.IsZero() && (first.IsZero() || u.Before(first)) {
-				first = u
-			}
-		}
-		if !all {
-			first = time.Time{}
-		}
-	}
-	if !first.IsZero() {
-		e := newError(429, CodePoolCooling, "every deployment that may take this call is cooling down after rate limits or errors; retry after the Retry-After")
-		e.RetryAfter = first.Sub(now)
-		e.ShouldRetry = &retryTrue
-		return Final{Err: e, PassThrough: -1}
-	}
-	// R-END-2: spent members and none cooling as above.
-	for _, m := range members {
-		if states[m].spent {
-			if c.lastSpent429 >= 0 && in[c.Attempts[c.lastSpent429].Member] {
-				return Final{PassThrough: c.lastSpent429, ShouldRetry: &retryFalse}
-			}
-			e := newError(429, CodePoolSpent, "the quota or credit of every deployment that may take this call is spent")
-			e.ErrorCode = CodeInsufficientQuota
-			e.ShouldRetry = &retryFalse
-			return Final{Err: e, PassThrough: -1}
-		}
+	if f, ok := c.endSpent(v); ok {
+		return f
 	}
 	// R-END-3: members passed over because the edge cannot sign for them.
 	if c.keyUnavailable {
@@ -122,10 +59,111 @@ func (c *Call) final(plans []recordPlan, now time.Time) Final {
 	if c.ended {
 		return Final{Err: newError(503, CodeCallEnded, "the call was ended while a deployment's key was being read"), PassThrough: -1}
 	}
-	// R-END-5: every member tried refused with 401, 403 or 404.
+	return c.endFailed(v, now)
+}
+
+// memberEnd is what final reads of a member's state.
+type memberEnd struct {
+	until time.Time // end of its cooldown; zero when not cooling
+	kind  FailureKind
+	spent bool
+}
+
+// endView is the members the call may go to, with their states read once
+// under the states' lock.
+type endView struct {
+	in      map[*Member]bool
+	members []*Member
+	states  map[*Member]memberEnd
+}
+
+func (c *Call) endView(plans []recordPlan, now time.Time) endView {
+	v := endView{in: map[*Member]bool{}}
+	for _, p := range plans {
+		for _, m := range p.members {
+			v.in[m] = true
+			v.members = append(v.members, m)
+		}
+	}
+	v.states = make(map[*Member]memberEnd, len(v.members))
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	for _, m := range v.members {
+		ms := c.st.get(m.ID)
+		var x memberEnd
+		if ms.cooling(now) {
+			x.until, x.kind = ms.coolUntil, ms.coolKind
+		}
+		x.spent = ms.spent
+		v.states[m] = x
+	}
+	return v
+}
+
+// endCooling is R-END-1: some member the call may go to is cooling after a
+// rate limit or a 5xx, or every member was already cooling (after a rate
+// limit, a 5xx, a transport failure or a timeout) when the call began.
+func (c *Call) endCooling(v endView, now time.Time) (Final, bool) {
+	var first time.Time
+	for _, m := range v.members {
+		x := v.states[m]
+		if !x.until.IsZero() && !x.spent && (x.kind == KindRateLimited || x.kind == KindServerError) {
+			if first.IsZero() || x.until.Before(first) {
+				first = x.until
+			}
+		}
+	}
+	if first.IsZero() && len(c.coolingAtStart) > 0 {
+		all := true
+		for _, m := range v.members {
+			if !c.coolingAtStart.has(m) {
+				all = false
+				break
+			}
+			if u := v.states[m].until; !u.IsZero() && (first.IsZero() || u.Before(first)) {
+				first = u
+			}
+		}
+		if !all {
+			first = time.Time{}
+		}
+	}
+	if first.IsZero() {
+		return Final{}, false
+	}
+	e := newError(429, CodePoolCooling, "every deployment that may take this call is cooling down after rate limits or errors; retry after the Retry-After")
+	e.RetryAfter = first.Sub(now)
+	e.ShouldRetry = &retryTrue
+	return Final{Err: e, PassThrough: -1}, true
+}
+
+// endSpent is R-END-2: spent members and none cooling as in R-END-1. The
+// last spent 429 of a member of v goes to the caller as is when there is
+// one.
+func (c *Call) endSpent(v endView) (Final, bool) {
+	for _, m := range v.members {
+		if !v.states[m].spent {
+			continue
+		}
+		if c.lastSpent429 >= 0 && v.in[c.Attempts[c.lastSpent429].Member] {
+			return Final{PassThrough: c.lastSpent429, ShouldRetry: &retryFalse}, true
+		}
+		e := newError(429, CodePoolSpent, "the quota or credit of every deployment that may take this call is spent")
+		e.ErrorCode = CodeInsufficientQuota
+		e.ShouldRetry = &retryFalse
+		return Final{Err: e, PassThrough: -1}, true
+	}
+	return Final{}, false
+}
+
+// endFailed is R-END-5 (every member tried refused the key: the last
+// refusal as is), R-END-6 (members failed by transport or timeout: 502 or
+// 504 with the first member's return), or, when nothing was tried and the
+// deadline is not past, 503 weir_pool_unavailable.
+func (c *Call) endFailed(v endView, now time.Time) Final {
 	sent, refused := 0, 0
 	for _, a := range c.Attempts {
-		if a.Sent && in[a.Member] {
+		if a.Sent && v.in[a.Member] {
 			sent++
 			if a.Kind == KindKeyRefused {
 				refused++
@@ -135,29 +173,25 @@ func (c *Call) final(plans []recordPlan, now time.Time) Final {
 	if sent > 0 && sent == refused && c.lastKeyRefusal >= 0 {
 		return Final{PassThrough: c.lastKeyRefusal}
 	}
-	// R-END-6: members failed by transport or timeout.
 	var ret time.Time
-	for _, m := range members {
-		if u := states[m].until; !u.IsZero() && (ret.IsZero() || u.Before(ret)) {
+	for _, m := range v.members {
+		if u := v.states[m].until; !u.IsZero() && (ret.IsZero() || u.Before(ret)) {
 			ret = u
 		}
 	}
-	if sent > 0 || !now.Before(c.Deadline) {
-		var e *Error
-		if c.lastFailureKind == KindTimeout || (sent == 0 && !now.Before(c.Deadline)) {
-			e = newError(504, CodeUpstreamTimeout, "no deployment answered within the deadline")
-		} else {
-			e = newError(502, CodeUpstreamUnreachable, "no deployment could be reached")
-		}
-		if !ret.IsZero() {
-			e.RetryAfter = ret.Sub(now)
-		}
-		return Final{Err: e, PassThrough: -1}
+	var e *Error
+	switch {
+	case c.lastFailureKind == KindTimeout && sent > 0, sent == 0 && !now.Before(c.Deadline):
+		e = newError(504, CodeUpstreamTimeout, "no deployment answered within the deadline")
+	case sent > 0:
+		e = newError(502, CodeUpstreamUnreachable, "no deployment could be reached")
+	default:
+		// Not named by ROUTING.md: nothing was tried because every member
+		// is out for a reason that is not a cooldown of R-END-1 (e.g. all
+		// refused the key lately, R-ELIG-4). The pool is unavailable until
+		// the first returns.
+		e = newError(503, CodePoolUnavailable, "no deployment can take this call now")
 	}
-	// Not named by ROUTING.md: nothing was tried because every member is out
-	// for a reason that is not a cooldown of R-END-1 (e.g. all refused the
-	// key lately, R-ELIG-4). The pool is unavailable until the first returns.
-	e := newError(503, CodePoolUnavailable, "no deployment can take this call now")
 	if !ret.IsZero() {
 		e.RetryAfter = ret.Sub(now)
 	}
