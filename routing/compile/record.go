@@ -134,32 +134,7 @@ func (c *compiler) record(where string, r *configv1.ProviderRecord, managed bool
 		}
 		rec.Members = []*routing.Member{c.plainMember(rc)}
 	} else {
-		if r.GetBaseUrl() != "" {
-			c.ps.add(where, "base_url", "a pool must not have a base_url: each member has its own")
-		}
-		if len(r.GetModelMap()) > 0 {
-			c.ps.add(where, "model_map", "is for plain records: each member of a pool has its own model_map")
-		}
-		if n := len(r.GetMembers()); n > maxMembers {
-			c.ps.add(where, "members", "a pool has at most %d members, got %d", maxMembers, n)
-		}
-		names := map[string]bool{}
-		for i, mp := range r.GetMembers() {
-			mwhere := where + " " + objectWhere("member", mp.GetName(), i)
-			if mp == nil {
-				c.ps.add(mwhere, "", "missing")
-				continue
-			}
-			if !validName(mp.GetName()) {
-				c.ps.add(mwhere, "name", "%s %s", strconv.Quote(mp.GetName()), nameRule)
-			} else if names[mp.GetName()] {
-				c.ps.add(mwhere, "name", "another member of the record has the same name")
-			}
-			names[mp.GetName()] = true
-			m := c.poolMember(rc, mwhere, mp)
-			m.Index = len(rec.Members)
-			rec.Members = append(rec.Members, m)
-		}
+		c.poolMembers(rc)
 	}
 	// The record's auth is checked once, where it is declared, and only
 	// when some member uses it: a pool whose members all bring their own
@@ -181,6 +156,38 @@ type recordCtx struct {
 	// literal private addresses (R-SEC-2).
 	clusterOwned bool
 	authUsed     bool // some member signs with the record's auth
+}
+
+// poolMembers checks a pool's own fields and compiles its members into
+// rc.rec.Members, in order: names valid and distinct, at most maxMembers.
+func (c *compiler) poolMembers(rc *recordCtx) {
+	where, r, rec := rc.where, rc.proto, rc.rec
+	if r.GetBaseUrl() != "" {
+		c.ps.add(where, "base_url", "a pool must not have a base_url: each member has its own")
+	}
+	if len(r.GetModelMap()) > 0 {
+		c.ps.add(where, "model_map", "is for plain records: each member of a pool has its own model_map")
+	}
+	if n := len(r.GetMembers()); n > maxMembers {
+		c.ps.add(where, "members", "a pool has at most %d members, got %d", maxMembers, n)
+	}
+	names := map[string]bool{}
+	for i, mp := range r.GetMembers() {
+		mwhere := where + " " + objectWhere("member", mp.GetName(), i)
+		if mp == nil {
+			c.ps.add(mwhere, "", "missing")
+			continue
+		}
+		if !validName(mp.GetName()) {
+			c.ps.add(mwhere, "name", "%s %s", strconv.Quote(mp.GetName()), nameRule)
+		} else if names[mp.GetName()] {
+			c.ps.add(mwhere, "name", "another member of the record has the same name")
+		}
+		names[mp.GetName()] = true
+		m := c.poolMember(rc, mwhere, mp)
+		m.Index = len(rec.Members)
+		rec.Members = append(rec.Members, m)
+	}
 }
 
 // plainMember compiles a plain record's one member, "primary", from the
