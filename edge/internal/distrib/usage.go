@@ -164,35 +164,8 @@ func (u *Usage) send(ctx context.Context) {
 			bo.reset()
 			cursor = u.ackedPos() // rewind to the first record not acked
 		}
-		for healthy && len(inflight) < u.window {
-			payload, next, ok, err := u.j.read(cursor)
-			if err != nil {
-				u.log.Error("usage journal: read failed; retrying", "err", err)
-				healthy = false
-				break
-			}
-			if !ok {
-				break
-			}
-			f, err := u.publish(payload)
-			if errors.Is(err, errSkip) {
-				u.log.Error("call record cannot be published; kept in the dead-letter file", "file", deadFile, "err", err)
-				if err := u.j.deadLetter(payload); err != nil {
-					u.log.Error("call record lost", "err", err)
-				}
-				if len(inflight) == 0 {
-					u.setAcked(next)
-				}
-				cursor = next
-				continue
-			}
-			if err != nil {
-				u.log.Warn("usage: publish failed; records wait in the journal", "err", err)
-				healthy = false
-				break
-			}
-			inflight = append(inflight, flight{f: f, next: next})
-			cursor = next
+		if healthy {
+			cursor, inflight, healthy = u.fill(cursor, inflight)
 		}
 		var more <-chan struct{}
 		if healthy && len(inflight) < u.window {
@@ -229,6 +202,43 @@ func (u *Usage) send(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// fill publishes journal records from cursor until the window of records
+// in flight is full or the journal has no more, and returns the new cursor,
+// the flights and whether the stream is still healthy (a read or publish
+// failure says not: the records wait in the journal). A record that can
+// never be published goes to the dead-letter file and is skipped.
+func (u *Usage) fill(cursor pos, inflight []flight) (pos, []flight, bool) {
+	for len(inflight) < u.window {
+		payload, next, ok, err := u.j.read(cursor)
+		if err != nil {
+			u.log.Error("usage journal: read failed; retrying", "err", err)
+			return cursor, inflight, false
+		}
+		if !ok {
+			break
+		}
+		f, err := u.publish(payload)
+		if errors.Is(err, errSkip) {
+			u.log.Error("call record cannot be published; kept in the dead-letter file", "file", deadFile, "err", err)
+			if err := u.j.deadLetter(payload); err != nil {
+				u.log.Error("call record lost", "err", err)
+			}
+			if len(inflight) == 0 {
+				u.setAcked(next)
+			}
+			cursor = next
+			continue
+		}
+		if err != nil {
+			u.log.Warn("usage: publish failed; records wait in the journal", "err", err)
+			return cursor, inflight, false
+		}
+		inflight = append(inflight, flight{f: f, next: next})
+		cursor = next
+	}
+	return cursor, inflight, true
 }
 
 // drain waits for every flight to resolve, advancing acked over the leading
