@@ -188,22 +188,44 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return 0
 }
 
-func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout io.Writer, log *slog.Logger) error {
+// upstreamTransport is the transport calls go upstream with, through the
+// dial-time guard (R-SEC-2), and the function that sets which loopback
+// ports tenant records may dial: that comes with the config, NATS's ports
+// never, and pooled connections made under the old setting are dropped.
+func upstreamTransport(cfg Config) (*netguard.Dialer, *netguard.Transport, func(rules.TenantLoopback)) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns, base.MaxIdleConnsPerHost = 1024, 256
 	base.ResponseHeaderTimeout = 0 // the attempt deadline governs (R-FAIL-9)
 	dialer := &netguard.Dialer{}
 	transport := netguard.NewTransport(dialer, base)
-	defer transport.CloseIdleConnections()
-	// Which loopback ports tenant records may dial (R-SEC-2) comes with the
-	// config; NATS's ports never. Pooled connections made under the old
-	// setting are dropped.
 	never := rules.NATSPorts(cfg.NATSURL)
-	setLoopback := func(l rules.TenantLoopback) {
+	return dialer, transport, func(l rules.TenantLoopback) {
 		l.Never = never
 		dialer.SetTenantLoopback(l)
 		transport.CloseIdleConnections()
 	}
+}
+
+// usageLogSink is sink, or, with --usage-log, a JSON-lines writer of call
+// records to stdout ("-") or to the file path (appended, mode 0600); close
+// closes that file.
+func usageLogSink(path string, stdout io.Writer, sink usage.Sink) (_ usage.Sink, close func(), _ error) {
+	switch path {
+	case "":
+		return sink, func() {}, nil
+	case "-":
+		return usage.NewJSONLines(stdout), func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	return usage.NewJSONLines(f), func() { _ = f.Close() }, nil
+}
+
+func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout io.Writer, log *slog.Logger) error {
+	dialer, transport, setLoopback := upstreamTransport(cfg)
+	defer transport.CloseIdleConnections()
 
 	tokenClient := &http.Client{Transport: transport, Timeout: upauth.TokenFetchTimeout}
 	signer := upauth.New(nil, tokenClient, time.Now)
@@ -230,18 +252,11 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 		sink, budgets, affinity = edge.Usage(), edge.Budgets(), edge.Affinity()
 		liveEdges = edge.LiveEdges
 	}
-	switch cfg.UsageLog {
-	case "":
-	case "-":
-		sink = usage.NewJSONLines(stdout)
-	default:
-		f, err := os.OpenFile(cfg.UsageLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sink = usage.NewJSONLines(f)
+	sink, closeLog, err := usageLogSink(cfg.UsageLog, stdout, sink)
+	if err != nil {
+		return err
 	}
+	defer closeLog()
 	metrics := gateway.NewMetrics()
 	gw, err := gateway.New(gateway.Config{
 		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, BodyTimeout: cfg.BodyTimeout, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
