@@ -32,6 +32,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cmd, args = args[0], args[1:]
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	o := optionsFromEnv(getenv)
+	fs, known := o.flagSet(cmd, getenv, stderr)
+	if !known {
+		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate, config-public-key, nats-config)\n", cmd)
+		return exitBadArgs
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadArgs
+	}
+	if code := o.finish(cmd, fs, getenv, stderr); code != exitOK {
+		return code
+	}
+	if err := runCommand(ctx, cmd, o, getenv, log, stdout); err != nil {
+		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// runOptions is what a command line sets: the server configuration, the
+// flags that are read as text and parsed only once every flag is in
+// (natsEdges, loopbackPorts, defaultInFlight), and bootstrap-admin's own.
+type runOptions struct {
+	cfg             server.Config
+	natsEdges       string // comma-separated edge ids
+	loopbackPorts   string // comma-separated ports, for server.ParsePorts
+	defaultInFlight string // a number in 1-1000000, read by serve alone
+	name            string // bootstrap-admin --name
+	force           bool   // bootstrap-admin --force
+}
+
+// optionsFromEnv returns the defaults the flags start from: the server's
+// defaults overridden by the environment (getenv).
+func optionsFromEnv(getenv func(string) string) *runOptions {
 	cfg := server.DefaultConfig()
 	if v := getenv("WEIR_CP_LISTEN"); v != "" {
 		cfg.Listen = v
@@ -45,21 +82,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if v := getenv("WEIR_NATS_EDGES"); v != "" {
 		cfg.NatsEdges = strings.Split(v, ",")
 	}
-	natsEdges := strings.Join(cfg.NatsEdges, ",")
-	cfg.TLS.Cert, cfg.TLS.Key = getenv("WEIR_CP_TLS_CERT"), getenv("WEIR_CP_TLS_KEY")
-	loopbackPorts := getenv("WEIR_TENANT_LOOPBACK_PORTS")
-	defaultInFlight := getenv("WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT")
-	if defaultInFlight == "" {
-		defaultInFlight = strconv.FormatInt(cfg.DefaultTenantMaxInFlight, 10)
+	o := &runOptions{cfg: cfg, natsEdges: strings.Join(cfg.NatsEdges, ",")}
+	o.cfg.TLS.Cert, o.cfg.TLS.Key = getenv("WEIR_CP_TLS_CERT"), getenv("WEIR_CP_TLS_KEY")
+	o.loopbackPorts = getenv("WEIR_TENANT_LOOPBACK_PORTS")
+	o.defaultInFlight = getenv("WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT")
+	if o.defaultInFlight == "" {
+		o.defaultInFlight = strconv.FormatInt(cfg.DefaultTenantMaxInFlight, 10)
 	}
+	return o
+}
 
-	fs := flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
+// flagSet returns the flags of cmd, each defaulting to o's value and
+// parsing into o; known is false for a command that does not exist. The
+// flag set prints its errors and help on stderr.
+func (o *runOptions) flagSet(cmd string, getenv func(string) string, stderr io.Writer) (fs *flag.FlagSet, known bool) {
+	cfg := &o.cfg
+	fs = flag.NewFlagSet("controlplane "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "PostgreSQL DSN (env DATABASE_URL); with --dev, empty finds or starts a local server")
 	fs.BoolVar(&cfg.Dev, "dev", false, "dev mode: keep keys under --var-dir and find a database when none is set")
 	fs.StringVar(&cfg.VarDir, "var-dir", cfg.VarDir, "directory of dev-mode state")
-	var name string
-	var force bool
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
@@ -72,28 +114,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.StringVar(&cfg.NatsAuth.Cert, "nats-cert", getenv("NATS_CERT"), "client certificate (PEM) for NATS, with --nats-key (env NATS_CERT)")
 		fs.StringVar(&cfg.NatsAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS (env NATS_KEY)")
 		fs.BoolVar(&cfg.NatsAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection outside --dev (env NATS_INSECURE=true)")
-		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids the embedded NATS server (--dev) has users for, comma-separated (env WEIR_NATS_EDGES)")
+		fs.StringVar(&o.natsEdges, "nats-edges", o.natsEdges, "edge ids the embedded NATS server (--dev) has users for, comma-separated (env WEIR_NATS_EDGES)")
 		fs.StringVar(&cfg.TLS.Cert, "tls-cert", cfg.TLS.Cert, "serve the admin port over TLS with this PEM certificate (chain), re-read when it changes (env WEIR_CP_TLS_CERT)")
 		fs.StringVar(&cfg.TLS.Key, "tls-key", cfg.TLS.Key, "the PEM private key of --tls-cert (env WEIR_CP_TLS_KEY)")
-		fs.StringVar(&loopbackPorts, "tenant-loopback-ports", loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
-		fs.StringVar(&defaultInFlight, "default-tenant-max-in-flight", defaultInFlight, "the calls a tenant may have in flight across the cluster when it sets no max_in_flight of its own, 1-1000000; tenant admins may set their tenant's up to it, only cluster admins above (R-CAP-2) (env WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT)")
+		fs.StringVar(&o.loopbackPorts, "tenant-loopback-ports", o.loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
+		fs.StringVar(&o.defaultInFlight, "default-tenant-max-in-flight", o.defaultInFlight, "the calls a tenant may have in flight across the cluster when it sets no max_in_flight of its own, 1-1000000; tenant admins may set their tenant's up to it, only cluster admins above (R-CAP-2) (env WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT)")
 		fs.BoolVar(&cfg.SecureCookies, "console-secure-cookies", cfg.SecureCookies, "mark the console's cookies Secure even over plain HTTP, for a TLS-terminating proxy in front (env WEIR_CONSOLE_SECURE_COOKIES=true)")
 	case "bootstrap-admin":
-		fs.StringVar(&name, "name", "admin", "name of the first cluster admin")
-		fs.BoolVar(&force, "force", false, "create a token even though a cluster admin exists")
+		fs.StringVar(&o.name, "name", "admin", "name of the first cluster admin")
+		fs.BoolVar(&o.force, "force", false, "create a token even though a cluster admin exists")
 	case "migrate", "config-public-key":
 	case "nats-config":
-		fs.StringVar(&natsEdges, "nats-edges", natsEdges, "edge ids to make NATS users for, comma-separated (env WEIR_NATS_EDGES)")
+		fs.StringVar(&o.natsEdges, "nats-edges", o.natsEdges, "edge ids to make NATS users for, comma-separated (env WEIR_NATS_EDGES)")
 	default:
-		fmt.Fprintf(stderr, "controlplane: unknown command %q (serve, bootstrap-admin, migrate, config-public-key, nats-config)\n", cmd)
-		return exitBadArgs
+		return nil, false
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadArgs
-	}
+	return fs, true
+}
+
+// finish completes o.cfg from the parsed flags fs of cmd and checks it. It
+// returns exitOK, or exitBadArgs after saying what is wrong on stderr.
+func (o *runOptions) finish(cmd string, fs *flag.FlagSet, getenv func(string) string, stderr io.Writer) int {
+	cfg := &o.cfg
 	// The embedded NATS server's default address gives way to a free port
 	// when another server holds it; an address the operator chose does not.
 	cfg.NatsListenFallback = getenv("WEIR_NATS_LISTEN") == ""
@@ -103,7 +145,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	})
 	cfg.NatsEdges = nil
-	for _, e := range strings.Split(natsEdges, ",") {
+	for _, e := range strings.Split(o.natsEdges, ",") {
 		if e = strings.TrimSpace(e); e != "" {
 			cfg.NatsEdges = append(cfg.NatsEdges, e)
 		}
@@ -112,16 +154,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
 		return exitBadArgs
 	}
-	ports, err := server.ParsePorts(loopbackPorts)
+	ports, err := server.ParsePorts(o.loopbackPorts)
 	if err != nil {
 		fmt.Fprintf(stderr, "controlplane %s: --tenant-loopback-ports: %v\n", cmd, err)
 		return exitBadArgs
 	}
 	cfg.TenantLoopbackPorts = ports
 	if cmd == "serve" { // only serve sends it to edges and the admin API
-		n, err := strconv.ParseInt(strings.TrimSpace(defaultInFlight), 10, 64)
+		n, err := strconv.ParseInt(strings.TrimSpace(o.defaultInFlight), 10, 64)
 		if err != nil || n < 1 || n > 1_000_000 {
-			fmt.Fprintf(stderr, "controlplane %s: --default-tenant-max-in-flight: %q is not a number in 1-1000000\n", cmd, defaultInFlight)
+			fmt.Fprintf(stderr, "controlplane %s: --default-tenant-max-in-flight: %q is not a number in 1-1000000\n", cmd, o.defaultInFlight)
 			return exitBadArgs
 		}
 		cfg.DefaultTenantMaxInFlight = n
@@ -133,7 +175,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitBadArgs
 	}
+	return exitOK
+}
 
+// runCommand runs cmd, a known command, with the finished options o; what
+// it prints on success goes to stdout, and its error is the caller's to
+// report.
+func runCommand(ctx context.Context, cmd string, o *runOptions, getenv func(string) string, log *slog.Logger, stdout io.Writer) error {
+	cfg := o.cfg
+	var err error
 	switch cmd {
 	case "serve":
 		err = server.Run(ctx, cfg, getenv, log)
@@ -156,16 +206,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	case "bootstrap-admin":
 		var token string
-		token, err = bootstrap(ctx, cfg, getenv, log, name, force)
+		token, err = bootstrap(ctx, cfg, getenv, log, o.name, o.force)
 		if err == nil {
 			fmt.Fprintln(stdout, token)
 		}
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
-		return exitFail
-	}
-	return exitOK
+	return err
 }
 
 // migrate applies the schema migrations (store.Open), then re-seals secrets

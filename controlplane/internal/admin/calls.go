@@ -64,19 +64,83 @@ func (s *CallService) ListCalls(ctx context.Context, req *connect.Request[adminv
 	if err != nil {
 		return nil, err
 	}
+	f, err := s.checkListCalls(m)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.q.ListCallsFiltered(ctx, sqlc.ListCallsFilteredParams{
+		TenantID: t.ID, StartTime: f.start, EndTime: f.end, KeyName: m.GetKey(), Model: m.GetModel(),
+		Outcome: f.outcome, ErrorCode: m.GetErrorCode(), RecordName: m.GetRecord(), MemberName: m.GetMember(),
+		HasCursor: f.cur.CallID != "", CursorStartedAt: pgts(time.Unix(0, f.cur.StartedAt)), CursorCallID: f.cur.CallID,
+		MaxRows: int32(f.size + 1),
+	})
+	if err != nil {
+		return nil, apierr.FromStore(err)
+	}
+	resp := &adminv1.ListCallsResponse{}
+	if len(rows) > f.size {
+		rows = rows[:f.size]
+		last := rows[f.size-1].Call
+		b, _ := json.Marshal(callCursor{StartedAt: last.StartedAt.Time.UnixNano(), CallID: last.CallID, Since: f.cur.Since})
+		resp.NextPageToken = base64.RawURLEncoding.EncodeToString(b)
+	}
+	if resp.Calls, err = s.withAttempts(ctx, t, rows); err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// callsFilter is a checked ListCallsRequest's page and filters, as
+// ListCallsFiltered takes them.
+type callsFilter struct {
+	size       int        // the page size
+	cur        callCursor // where the page starts; zero on the first
+	start, end pgtype.Timestamptz
+	outcome    string // the outcome's stored word; "" for any
+}
+
+// checkListCalls checks a ListCallsRequest — tenant, page size and token, time
+// window (callsWindow), outcome, and record, member and key names, in
+// that order — and returns its filter, or an error with every problem.
+func (s *CallService) checkListCalls(m *adminv1.ListCallsRequest) (callsFilter, error) {
 	var ps apierr.Problems
 	if m.GetTenant() == "" {
 		ps.Add("tenant", apierr.CodeRequired, "a tenant is required")
 	}
-	size := pageSize(&ps, m.GetPageSize())
-	var cur callCursor
+	f := callsFilter{size: pageSize(&ps, m.GetPageSize())}
 	if tok := m.GetPageToken(); tok != "" {
 		b, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil || json.Unmarshal(b, &cur) != nil || cur.CallID == "" {
+		if err != nil || json.Unmarshal(b, &f.cur) != nil || f.cur.CallID == "" {
 			ps.Add("page_token", apierr.CodeInvalidValue, "page_token is not a token this server returned")
 		}
 	}
-	var start, end pgtype.Timestamptz
+	f.start, f.end = s.callsWindow(&ps, m, &f.cur)
+	if m.GetOutcome() != telemetryv1.CallOutcome_CALL_OUTCOME_UNSPECIFIED {
+		var ok bool
+		if f.outcome, ok = callOutcomes[m.GetOutcome()]; !ok {
+			ps.Add("outcome", apierr.CodeInvalidValue, "unknown outcome")
+		}
+	}
+	if m.GetRecord() != "" {
+		apierr.Name(&ps, "record", m.GetRecord())
+	}
+	if m.GetMember() != "" {
+		apierr.Name(&ps, "member", m.GetMember())
+	}
+	if m.GetKey() != "" {
+		apierr.Name(&ps, "key", m.GetKey())
+	}
+	if err := ps.Err(); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// callsWindow checks the request's time window and returns its bounds
+// (each invalid when open): since, measured from the instant cur holds
+// (now on a first page, which it then records in cur), or start_time; and
+// end_time, after the start. Problems go to ps.
+func (s *CallService) callsWindow(ps *apierr.Problems, m *adminv1.ListCallsRequest, cur *callCursor) (start, end pgtype.Timestamptz) {
 	if m.Since != nil {
 		if m.StartTime != nil {
 			ps.Add("since", apierr.CodeInvalidValue, "give since or start_time, not both")
@@ -107,41 +171,13 @@ func (s *CallService) ListCalls(ctx context.Context, req *connect.Request[adminv
 			}
 		}
 	}
-	outcome := ""
-	if m.GetOutcome() != telemetryv1.CallOutcome_CALL_OUTCOME_UNSPECIFIED {
-		var ok bool
-		if outcome, ok = callOutcomes[m.GetOutcome()]; !ok {
-			ps.Add("outcome", apierr.CodeInvalidValue, "unknown outcome")
-		}
-	}
-	if m.GetRecord() != "" {
-		apierr.Name(&ps, "record", m.GetRecord())
-	}
-	if m.GetMember() != "" {
-		apierr.Name(&ps, "member", m.GetMember())
-	}
-	if m.GetKey() != "" {
-		apierr.Name(&ps, "key", m.GetKey())
-	}
-	if err := ps.Err(); err != nil {
-		return nil, err
-	}
-	rows, err := s.q.ListCallsFiltered(ctx, sqlc.ListCallsFilteredParams{
-		TenantID: t.ID, StartTime: start, EndTime: end, KeyName: m.GetKey(), Model: m.GetModel(),
-		Outcome: outcome, ErrorCode: m.GetErrorCode(), RecordName: m.GetRecord(), MemberName: m.GetMember(),
-		HasCursor: cur.CallID != "", CursorStartedAt: pgts(time.Unix(0, cur.StartedAt)), CursorCallID: cur.CallID,
-		MaxRows: int32(size + 1),
-	})
-	if err != nil {
-		return nil, apierr.FromStore(err)
-	}
-	resp := &adminv1.ListCallsResponse{}
-	if len(rows) > size {
-		rows = rows[:size]
-		last := rows[size-1].Call
-		b, _ := json.Marshal(callCursor{StartedAt: last.StartedAt.Time.UnixNano(), CallID: last.CallID, Since: cur.Since})
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString(b)
-	}
+	return start, end
+}
+
+// withAttempts returns rows, calls of tenant t, as Call messages with
+// their attempts (nil for no rows); a store error comes back as
+// apierr.FromStore's.
+func (s *CallService) withAttempts(ctx context.Context, t sqlc.Tenant, rows []sqlc.ListCallsFilteredRow) ([]*adminv1.Call, error) {
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.Call.CallID
@@ -154,10 +190,11 @@ func (s *CallService) ListCalls(ctx context.Context, req *connect.Request[adminv
 	for _, a := range attempts {
 		byCall[a.CallID] = append(byCall[a.CallID], a)
 	}
+	var out []*adminv1.Call
 	for _, r := range rows {
-		resp.Calls = append(resp.Calls, callProto(r.Call, t.Name, r.KeyName, byCall[r.Call.CallID]))
+		out = append(out, callProto(r.Call, t.Name, r.KeyName, byCall[r.Call.CallID]))
 	}
-	return connect.NewResponse(resp), nil
+	return out, nil
 }
 
 // GetCall returns one call of the tenant with its attempts.

@@ -48,23 +48,8 @@ func (s *ApiKeyService) CreateApiKey(ctx context.Context, req *connect.Request[a
 	if err != nil {
 		return nil, err
 	}
-	var ps apierr.Problems
-	if m.GetTenant() == "" {
-		ps.Add("tenant", apierr.CodeRequired, "API keys belong to a tenant; a tenant is required")
-	}
-	apierr.Name(&ps, "name", m.GetName())
-	checkList(&ps, "allowed_models", m.GetAllowedModels(), func(f, v string) {
-		if v == "" || len(v) > maxModelLen || strings.ContainsAny(v, " \t\r\n") {
-			ps.Addf(f, apierr.CodeInvalidValue, "a model name is 1-%d characters without spaces", maxModelLen)
-		}
-	})
-	checkList(&ps, "allowed_records", m.GetAllowedRecords(), func(f, v string) { apierr.Name(&ps, f, v) })
-	checkList(&ps, "regions", m.GetRegions(), func(f, v string) { apierr.RegionGlob(&ps, f, v) })
-	// A key's limits (R-CAP-2) only narrow its tenant's, so tenant admins
-	// may set any in range.
-	ValidateLimits(&ps, "limits", m.GetLimits())
-	if ps.Len() > 0 {
-		return nil, ps.Err()
+	if err := checkNewKey(m); err != nil {
+		return nil, err
 	}
 	key, sum, err := NewKey(s.rand)
 	if err != nil {
@@ -72,30 +57,8 @@ func (s *ApiKeyService) CreateApiKey(ctx context.Context, req *connect.Request[a
 	}
 	var k sqlc.APIKey
 	err = s.tx.Tx(ctx, p.Actor(), func(tx *store.Tx) error {
-		// Unknown records are refused: the tenant's own, or managed ones
-		// shared with it.
-		if len(m.GetAllowedRecords()) > 0 {
-			known := map[string]bool{}
-			own, err := tx.Q.ListProviderRecords(ctx, t.ID)
-			if err != nil {
-				return err
-			}
-			shared, err := tx.Q.ListSharedRecords(ctx, t.ID)
-			if err != nil {
-				return err
-			}
-			for _, r := range append(own, shared...) {
-				known[r.Name] = true
-			}
-			var ps apierr.Problems
-			for i, r := range m.GetAllowedRecords() {
-				if !known[r] {
-					ps.Addf(fmt.Sprintf("allowed_records[%d]", i), apierr.CodeNotFound, "record %q is neither the tenant's nor shared with it", r)
-				}
-			}
-			if err := ps.Err(); err != nil {
-				return err
-			}
+		if err := knownRecords(ctx, tx.Q, t.ID, m.GetAllowedRecords()); err != nil {
+			return err
 		}
 		var err error
 		k, err = tx.Q.CreateAPIKey(ctx, sqlc.CreateAPIKeyParams{
@@ -122,6 +85,59 @@ func (s *ApiKeyService) CreateApiKey(ctx context.Context, req *connect.Request[a
 	out := keyProto(k)
 	out.KeyPrefix, out.CreatedBy = keyPrefix(key), p.Name
 	return connect.NewResponse(&adminv1.CreateApiKeyResponse{ApiKey: out, Key: key}), nil
+}
+
+// checkNewKey checks a CreateApiKeyRequest on its own — tenant, name,
+// allowed models, allowed records' names, regions and limits, in that
+// order — and returns nil or an error with every problem.
+func checkNewKey(m *adminv1.CreateApiKeyRequest) error {
+	var ps apierr.Problems
+	if m.GetTenant() == "" {
+		ps.Add("tenant", apierr.CodeRequired, "API keys belong to a tenant; a tenant is required")
+	}
+	apierr.Name(&ps, "name", m.GetName())
+	checkList(&ps, "allowed_models", m.GetAllowedModels(), func(f, v string) {
+		if v == "" || len(v) > maxModelLen || strings.ContainsAny(v, " \t\r\n") {
+			ps.Addf(f, apierr.CodeInvalidValue, "a model name is 1-%d characters without spaces", maxModelLen)
+		}
+	})
+	checkList(&ps, "allowed_records", m.GetAllowedRecords(), func(f, v string) { apierr.Name(&ps, f, v) })
+	checkList(&ps, "regions", m.GetRegions(), func(f, v string) { apierr.RegionGlob(&ps, f, v) })
+	// A key's limits (R-CAP-2) only narrow its tenant's, so tenant admins
+	// may set any in range.
+	ValidateLimits(&ps, "limits", m.GetLimits())
+	if ps.Len() > 0 {
+		return ps.Err()
+	}
+	return nil
+}
+
+// knownRecords refuses, with a not_found problem per name, the records
+// names that are neither the tenant's own nor managed ones shared with
+// it; it reads nothing when names is empty.
+func knownRecords(ctx context.Context, q *sqlc.Queries, tenantID pgtype.UUID, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	own, err := q.ListProviderRecords(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	shared, err := q.ListSharedRecords(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	for _, r := range append(own, shared...) {
+		known[r.Name] = true
+	}
+	var ps apierr.Problems
+	for i, r := range names {
+		if !known[r] {
+			ps.Addf(fmt.Sprintf("allowed_records[%d]", i), apierr.CodeNotFound, "record %q is neither the tenant's nor shared with it", r)
+		}
+	}
+	return ps.Err()
 }
 
 // ListApiKeys lists the tenant's keys without key material.

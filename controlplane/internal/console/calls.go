@@ -47,53 +47,7 @@ func (c *Console) callsPage(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	q := r.URL.Query()
-	f := web.CallFilter{
-		Model: strings.TrimSpace(q.Get("model")), Outcome: q.Get("outcome"), Record: strings.TrimSpace(q.Get("record")),
-		Member: strings.TrimSpace(q.Get("member")), Key: strings.TrimSpace(q.Get("key")),
-		ErrorCode: strings.TrimSpace(q.Get("error_code")), Since: q.Get("since"), From: q.Get("from"), To: q.Get("to"),
-	}
-	v := web.CallsView{Tenant: s.tenant, Filter: f}
-	v.Outcomes = []web.Option{{Value: "", Label: "any", Selected: f.Outcome == ""}}
-	req := &adminv1.ListCallsRequest{
-		Tenant: s.tenant, Model: f.Model, Record: f.Record, Member: f.Member, Key: f.Key, ErrorCode: f.ErrorCode,
-		PageSize: callsPageSize, PageToken: q.Get("page_token"),
-	}
-	var p web.Problems
-	known := f.Outcome == ""
-	for _, o := range callOutcomeChoices {
-		v.Outcomes = append(v.Outcomes, web.Option{Value: o, Label: o, Selected: o == f.Outcome})
-	}
-	if o, ok := words.Parse[telemetryv1.CallOutcome](f.Outcome); ok {
-		req.Outcome, known = o, true
-	}
-	if !known {
-		addProblem(&p, "outcome", "unknown outcome")
-	}
-	v.Since = []web.Option{{Value: "", Label: "any time", Selected: f.Since == ""}}
-	known = f.Since == ""
-	for _, o := range callSinceChoices {
-		v.Since = append(v.Since, web.Option{Value: o.value, Label: o.label, Selected: o.value == f.Since})
-		if o.value == f.Since {
-			req.Since, known = durationpb.New(o.d), true
-		}
-	}
-	if !known {
-		addProblem(&p, "since", "unknown duration")
-	}
-	if f.From != "" {
-		if t, err := time.Parse(time.DateOnly, f.From); err != nil {
-			addProblem(&p, "from", "give a day as YYYY-MM-DD")
-		} else {
-			req.StartTime = timestamppb.New(t)
-		}
-	}
-	if f.To != "" {
-		if t, err := time.Parse(time.DateOnly, f.To); err != nil {
-			addProblem(&p, "to", "give a day as YYYY-MM-DD")
-		} else {
-			req.EndTime = timestamppb.New(t.AddDate(0, 0, 1))
-		}
-	}
+	v, req, p := callsQuery(q, s.tenant)
 	if p.Any() {
 		v.Problems = p
 		c.page(w, r, s, http.StatusUnprocessableEntity, "Calls", "calls", web.CallsPage(v))
@@ -111,23 +65,109 @@ func (c *Console) callsPage(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	v.Shown = true
+	v.NextURL, v.FirstURL = callsPageLinks(q, s.tenant, resp.Msg.GetNextPageToken(), req.PageToken != "")
+	v.Calls = callRows(resp.Msg.GetCalls(), s.tenant, r.URL.RequestURI())
+	c.page(w, r, s, http.StatusOK, "Calls", "calls", web.CallsPage(v))
+}
+
+// callsQuery reads the calls page's query q: the view with the filter and
+// its choices, the ListCalls request of tenant it asks for, and the
+// problems of the filter's values (outcome, since, from, to, in that
+// order). The request is only to be sent when there are none.
+func callsQuery(q url.Values, tenant string) (web.CallsView, *adminv1.ListCallsRequest, web.Problems) {
+	f := web.CallFilter{
+		Model: strings.TrimSpace(q.Get("model")), Outcome: q.Get("outcome"), Record: strings.TrimSpace(q.Get("record")),
+		Member: strings.TrimSpace(q.Get("member")), Key: strings.TrimSpace(q.Get("key")),
+		ErrorCode: strings.TrimSpace(q.Get("error_code")), Since: q.Get("since"), From: q.Get("from"), To: q.Get("to"),
+	}
+	v := web.CallsView{Tenant: tenant, Filter: f}
+	req := &adminv1.ListCallsRequest{
+		Tenant: tenant, Model: f.Model, Record: f.Record, Member: f.Member, Key: f.Key, ErrorCode: f.ErrorCode,
+		PageSize: callsPageSize, PageToken: q.Get("page_token"),
+	}
+	var p web.Problems
+	v.Outcomes = callsOutcome(f, req, &p)
+	v.Since = callsWindow(f, req, &p)
+	return v, req, p
+}
+
+// callsOutcome sets req's outcome from the filter's and returns the
+// outcome choices with the filter's selected; an outcome that is not a
+// call outcome's word is a problem added to p.
+func callsOutcome(f web.CallFilter, req *adminv1.ListCallsRequest, p *web.Problems) []web.Option {
+	opts := []web.Option{{Value: "", Label: "any", Selected: f.Outcome == ""}}
+	known := f.Outcome == ""
+	for _, o := range callOutcomeChoices {
+		opts = append(opts, web.Option{Value: o, Label: o, Selected: o == f.Outcome})
+	}
+	if o, ok := words.Parse[telemetryv1.CallOutcome](f.Outcome); ok {
+		req.Outcome, known = o, true
+	}
+	if !known {
+		addProblem(p, "outcome", "unknown outcome")
+	}
+	return opts
+}
+
+// callsWindow sets req's time window from the filter — since, one of
+// callSinceChoices; from, the start of a day; to, the end of one — and
+// returns the "within" choices with the filter's selected. Values it
+// cannot read are problems added to p, in that order.
+func callsWindow(f web.CallFilter, req *adminv1.ListCallsRequest, p *web.Problems) []web.Option {
+	opts := []web.Option{{Value: "", Label: "any time", Selected: f.Since == ""}}
+	known := f.Since == ""
+	for _, o := range callSinceChoices {
+		opts = append(opts, web.Option{Value: o.value, Label: o.label, Selected: o.value == f.Since})
+		if o.value == f.Since {
+			req.Since, known = durationpb.New(o.d), true
+		}
+	}
+	if !known {
+		addProblem(p, "since", "unknown duration")
+	}
+	if f.From != "" {
+		if t, err := time.Parse(time.DateOnly, f.From); err != nil {
+			addProblem(p, "from", "give a day as YYYY-MM-DD")
+		} else {
+			req.StartTime = timestamppb.New(t)
+		}
+	}
+	if f.To != "" {
+		if t, err := time.Parse(time.DateOnly, f.To); err != nil {
+			addProblem(p, "to", "give a day as YYYY-MM-DD")
+		} else {
+			req.EndTime = timestamppb.New(t.AddDate(0, 0, 1))
+		}
+	}
+	return opts
+}
+
+// callsPageLinks returns the links of the calls page with the filter of
+// query q: the next page's, when nextToken is not "", and the first
+// page's, when this page is a later one.
+func callsPageLinks(q url.Values, tenant, nextToken string, later bool) (nextURL, firstURL string) {
 	filter := url.Values{}
 	for _, name := range callFilterParams {
 		filter.Set(name, q.Get(name))
 	}
-	list := acctURL("/console/calls", s.tenant, filter)
-	if tok := resp.Msg.GetNextPageToken(); tok != "" {
-		next := url.Values{"page_token": {tok}}
+	if nextToken != "" {
+		next := url.Values{"page_token": {nextToken}}
 		for k, vs := range filter {
 			next[k] = vs
 		}
-		v.NextURL = acctURL("/console/calls", s.tenant, next)
+		nextURL = acctURL("/console/calls", tenant, next)
 	}
-	if req.PageToken != "" {
-		v.FirstURL = list
+	if later {
+		firstURL = acctURL("/console/calls", tenant, filter)
 	}
-	back := r.URL.RequestURI()
-	for _, call := range resp.Msg.GetCalls() {
+	return nextURL, firstURL
+}
+
+// callRows are the table rows of calls, each linking to its call's page,
+// which leads back to back.
+func callRows(calls []*adminv1.Call, tenant, back string) []web.CallRow {
+	var rows []web.CallRow
+	for _, call := range calls {
 		rec := call.GetRecord()
 		row := web.CallRow{
 			ID: rec.GetCallId(), Model: rec.GetModel(), Key: call.GetKey(),
@@ -135,14 +175,14 @@ func (c *Console) callsPage(w http.ResponseWriter, r *http.Request, s *session) 
 			Outcome: callOutcomeName(rec.GetOutcome()), OutcomeClass: outcomeClass(rec.GetOutcome()),
 			ErrorCode: rec.GetErrorCode(), Attempts: strconv.Itoa(len(rec.GetAttempts())),
 			Duration: callDuration(rec.GetDuration()), Cost: fmtUSD(rec.GetCostNanos()),
-			Href: acctURL("/console/calls/"+url.PathEscape(rec.GetCallId()), s.tenant, url.Values{"back": {back}}),
+			Href: acctURL("/console/calls/"+url.PathEscape(rec.GetCallId()), tenant, url.Values{"back": {back}}),
 		}
 		if rec.GetStartedAt() != nil {
 			row.Started = rec.GetStartedAt().AsTime()
 		}
-		v.Calls = append(v.Calls, row)
+		rows = append(rows, row)
 	}
-	c.page(w, r, s, http.StatusOK, "Calls", "calls", web.CallsPage(v))
+	return rows
 }
 
 // callPage is a call's drawer: served-by, every attempt, the cache report.

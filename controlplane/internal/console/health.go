@@ -224,17 +224,8 @@ func newHealthSource(c *Console, s *session) *healthSource {
 func (src *healthSource) load(ctx context.Context) (web.HealthView, error) {
 	now := src.c.now()
 	v := web.HealthView{Now: now, CSRF: src.s.csrf, Tenant: src.s.tenant, CanReset: canChange(src.s, src.s.tenant) || src.s.cluster}
-	if src.records == nil || time.Since(src.slowAt) >= healthSlowEvery {
-		recs := map[string][]healthRecord{}
-		for _, sc := range src.scopes {
-			rs, err := loadHealthRecords(ctx, src.s.api, sc.tenant)
-			if err != nil {
-				return v, err
-			}
-			recs[sc.scope] = rs
-		}
-		src.findings, src.findingsError = loadFindings(ctx, src.s)
-		src.records, src.slowAt = recs, time.Now()
+	if err := src.refreshSlow(ctx); err != nil {
+		return v, err
 	}
 	v.Findings, v.FindingsError = src.findings, src.findingsError
 
@@ -248,49 +239,8 @@ func (src *healthSource) load(ctx context.Context) (web.HealthView, error) {
 		v.Edges = append(v.Edges, web.HealthEdge{ID: e.GetId(), Silent: e.GetSilent(), LastSeen: e.GetLastSeenAt().AsTime()})
 	}
 	for _, sc := range src.scopes {
-		views, err := listViews(ctx, src.s.api, sc.tenant)
-		if err != nil {
+		if err := src.addScope(ctx, &v, edgeIdx, sc, now); err != nil {
 			return v, err
-		}
-		// by record → member → edge
-		byKey := map[[3]string]*adminv1.EdgeView{}
-		for _, ev := range views {
-			mv := ev.GetView()
-			byKey[[3]string{mv.GetRecordName(), mv.GetMemberName(), mv.GetEdgeId()}] = ev
-			if _, ok := edgeIdx[mv.GetEdgeId()]; !ok {
-				// A view of an edge the edge list does not have (forgotten):
-				// a column of its own, silent.
-				edgeIdx[mv.GetEdgeId()] = len(v.Edges)
-				v.Edges = append(v.Edges, web.HealthEdge{ID: mv.GetEdgeId(), Silent: true})
-			}
-		}
-		for _, rec := range src.records[sc.scope] {
-			hr := web.HealthRecord{Key: rec.name, Name: rec.name, Scope: sc.scope, Pool: rec.pool}
-			if sc.scope == web.ScopeManaged {
-				hr.Key = "managed-" + rec.name
-			}
-			for _, m := range rec.members {
-				hm := web.HealthMember{Name: m, Off: rec.off[m]}
-				hr.Members = append(hr.Members, hm)
-			}
-			v.Records = append(v.Records, hr)
-		}
-		// Cells once every edge is known.
-		for i := range v.Records {
-			hr := &v.Records[i]
-			if hr.Scope != sc.scope {
-				continue
-			}
-			for j := range hr.Members {
-				hm := &hr.Members[j]
-				hm.Cells = nil
-				for range v.Edges {
-					hm.Cells = append(hm.Cells, web.HealthCell{})
-				}
-				for k, e := range v.Edges {
-					hm.Cells[k] = cellOf(byKey[[3]string{hr.Name, hm.Name, e.ID}], e, hm.Off, now)
-				}
-			}
 		}
 	}
 	// A record seen before the last edge column was added has too few
@@ -304,6 +254,79 @@ func (src *healthSource) load(ctx context.Context) (web.HealthView, error) {
 		}
 	}
 	return v, nil
+}
+
+// refreshSlow reads the records of every scope and the doctor's findings
+// again when they were never read or were read healthSlowEvery ago or
+// more. On an error it keeps what it had.
+func (src *healthSource) refreshSlow(ctx context.Context) error {
+	if src.records != nil && time.Since(src.slowAt) < healthSlowEvery {
+		return nil
+	}
+	recs := map[string][]healthRecord{}
+	for _, sc := range src.scopes {
+		rs, err := loadHealthRecords(ctx, src.s.api, sc.tenant)
+		if err != nil {
+			return err
+		}
+		recs[sc.scope] = rs
+	}
+	src.findings, src.findingsError = loadFindings(ctx, src.s)
+	src.records, src.slowAt = recs, time.Now()
+	return nil
+}
+
+// addScope adds to v the rows of scope sc's records, with a cell per edge
+// column from the edges' current views (a column of its own, silent, for
+// an edge a view names that edgeIdx lacks). edgeIdx maps an edge id to
+// its column in v.Edges and gains the columns added. Rows of earlier
+// scopes keep their cells: load pads them.
+func (src *healthSource) addScope(ctx context.Context, v *web.HealthView, edgeIdx map[string]int, sc healthScope, now time.Time) error {
+	views, err := listViews(ctx, src.s.api, sc.tenant)
+	if err != nil {
+		return err
+	}
+	// by record → member → edge
+	byKey := map[[3]string]*adminv1.EdgeView{}
+	for _, ev := range views {
+		mv := ev.GetView()
+		byKey[[3]string{mv.GetRecordName(), mv.GetMemberName(), mv.GetEdgeId()}] = ev
+		if _, ok := edgeIdx[mv.GetEdgeId()]; !ok {
+			// A view of an edge the edge list does not have (forgotten):
+			// a column of its own, silent.
+			edgeIdx[mv.GetEdgeId()] = len(v.Edges)
+			v.Edges = append(v.Edges, web.HealthEdge{ID: mv.GetEdgeId(), Silent: true})
+		}
+	}
+	for _, rec := range src.records[sc.scope] {
+		hr := web.HealthRecord{Key: rec.name, Name: rec.name, Scope: sc.scope, Pool: rec.pool}
+		if sc.scope == web.ScopeManaged {
+			hr.Key = "managed-" + rec.name
+		}
+		for _, m := range rec.members {
+			hm := web.HealthMember{Name: m, Off: rec.off[m]}
+			hr.Members = append(hr.Members, hm)
+		}
+		v.Records = append(v.Records, hr)
+	}
+	// Cells once every edge is known.
+	for i := range v.Records {
+		hr := &v.Records[i]
+		if hr.Scope != sc.scope {
+			continue
+		}
+		for j := range hr.Members {
+			hm := &hr.Members[j]
+			hm.Cells = nil
+			for range v.Edges {
+				hm.Cells = append(hm.Cells, web.HealthCell{})
+			}
+			for k, e := range v.Edges {
+				hm.Cells[k] = cellOf(byKey[[3]string{hr.Name, hm.Name, e.ID}], e, hm.Off, now)
+			}
+		}
+	}
+	return nil
 }
 
 // cellOf is one edge's view of one member as the grid shows it.

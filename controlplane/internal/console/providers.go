@@ -142,67 +142,8 @@ func parseWire(s string) configv1.WireFormat {
 // R-SEC-4 warnings the new record would have are shown first, with "Save
 // anyway"; the API's warnings after saving come as flashes.
 func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *session) {
-	f := web.ProviderForm{
-		Scope: r.PostFormValue("scope"), Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind"),
-		Preset: r.PostFormValue("preset"), Wire: r.PostFormValue("spec.wire_format"),
-		BaseURL: strings.TrimSpace(r.PostFormValue("spec.base_url")), KeySecret: strings.TrimSpace(r.PostFormValue("spec.key_secret")),
-		Models: r.PostFormValue("spec.models"), Region: strings.TrimSpace(r.PostFormValue("spec.region")),
-		RPM: strings.TrimSpace(r.PostFormValue("spec.limits.rpm")), InputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.input_tpm")),
-		OutputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.output_tpm")), Recovery: recoveryFormFrom(r),
-	}
-	if f.Kind != "plain" {
-		f.Kind = "pool"
-	}
-	tenant, scope := s.tenant, ""
-	if f.Scope == web.ScopeManaged && s.cluster {
-		tenant, scope = "", web.ScopeManaged
-	} else {
-		f.Scope = ""
-	}
-	// Member rows: blank ones dropped, the rest renumbered (the form is
-	// re-rendered in that order, so problems keep their rows).
-	for i := 0; i < 16; i++ {
-		m := web.NewMember{
-			Name:      strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].name", i))),
-			BaseURL:   strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].spec.base_url", i))),
-			KeySecret: strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].spec.key_secret", i))),
-			Weight:    strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].spec.weight", i))),
-		}
-		if m != (web.NewMember{}) {
-			f.Members = append(f.Members, m)
-		}
-	}
-	var local problemSet
-	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: provider.ParsePreset(f.Preset)}
-	spec := &adminv1.ProviderSpec{
-		WireFormat: parseWire(f.Wire), KeySecret: f.KeySecret, Region: f.Region,
-		Models: modelsOf(splitList(f.Models)), Recovery: recoveryOf(f.Recovery, &local),
-	}
-	if f.Preset != "" && req.Preset == adminv1.Preset_PRESET_UNSPECIFIED {
-		local.add("preset", "unknown preset")
-	}
-	if f.Kind == "plain" {
-		spec.BaseUrl = f.BaseURL
-		spec.Limits = &configv1.Limits{
-			Rpm: local.int64("spec.limits.rpm", f.RPM), InputTpm: local.int64("spec.limits.input_tpm", f.InputTPM),
-			OutputTpm: local.int64("spec.limits.output_tpm", f.OutputTPM),
-		}
-		if spec.Limits.GetRpm() == 0 && spec.Limits.GetInputTpm() == 0 && spec.Limits.GetOutputTpm() == 0 {
-			spec.Limits = nil
-		}
-		f.Members = nil
-	} else {
-		spec.BaseUrl = f.BaseURL // refused by the API when set: a pool's members have the URLs
-		if len(f.Members) == 0 {
-			local.add("members[0].name", "a pool needs at least one member: fill in a row, or choose a plain record")
-		}
-		for i, m := range f.Members {
-			req.Members = append(req.Members, &adminv1.NewPoolMember{Name: m.Name, Spec: &adminv1.PoolMemberSpec{
-				BaseUrl: m.BaseURL, KeySecret: optString(m.KeySecret), Weight: local.uint32(fmt.Sprintf("members[%d].spec.weight", i), m.Weight),
-			}})
-		}
-	}
-	req.Spec = spec
+	f, tenant, scope := createFormOf(r, s)
+	req, local := createRequestOf(&f, tenant)
 	for len(f.Members) < createMemberRows && f.Kind == "pool" {
 		f.Members = append(f.Members, web.NewMember{})
 	}
@@ -240,6 +181,85 @@ func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: kind + " " + f.Name + " created."}}, warningFlashes(resp.Msg.GetWarnings())...)
 	c.redirect(w, r, web.ProviderHref(f.Name, scope), flashes...)
+}
+
+// createFormOf reads the create form posted in r: the form as it is
+// re-rendered (kind "plain" or "pool"; scope managed only for a cluster
+// admin; the non-blank member rows, renumbered), and the tenant the record
+// goes to with its scope ("" and web.ScopeManaged for a managed record,
+// else the session's tenant and "").
+func createFormOf(r *http.Request, s *session) (f web.ProviderForm, tenant, scope string) {
+	f = web.ProviderForm{
+		Scope: r.PostFormValue("scope"), Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind"),
+		Preset: r.PostFormValue("preset"), Wire: r.PostFormValue("spec.wire_format"),
+		BaseURL: strings.TrimSpace(r.PostFormValue("spec.base_url")), KeySecret: strings.TrimSpace(r.PostFormValue("spec.key_secret")),
+		Models: r.PostFormValue("spec.models"), Region: strings.TrimSpace(r.PostFormValue("spec.region")),
+		RPM: strings.TrimSpace(r.PostFormValue("spec.limits.rpm")), InputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.input_tpm")),
+		OutputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.output_tpm")), Recovery: recoveryFormFrom(r),
+	}
+	if f.Kind != "plain" {
+		f.Kind = "pool"
+	}
+	tenant, scope = s.tenant, ""
+	if f.Scope == web.ScopeManaged && s.cluster {
+		tenant, scope = "", web.ScopeManaged
+	} else {
+		f.Scope = ""
+	}
+	// Member rows: blank ones dropped, the rest renumbered (the form is
+	// re-rendered in that order, so problems keep their rows).
+	for i := 0; i < 16; i++ {
+		m := web.NewMember{
+			Name:      strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].name", i))),
+			BaseURL:   strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].spec.base_url", i))),
+			KeySecret: strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].spec.key_secret", i))),
+			Weight:    strings.TrimSpace(r.PostFormValue(fmt.Sprintf("members[%d].spec.weight", i))),
+		}
+		if m != (web.NewMember{}) {
+			f.Members = append(f.Members, m)
+		}
+	}
+	return f, tenant, scope
+}
+
+// createRequestOf returns the CreateProviderRequest form f asks for in
+// tenant, and the problems of values the form itself cannot read (the
+// recovery settings, preset, then limits or member weights, in that
+// order). A plain record's member rows are dropped from f; a pool's limits
+// are not read.
+func createRequestOf(f *web.ProviderForm, tenant string) (*adminv1.CreateProviderRequest, problemSet) {
+	var local problemSet
+	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: provider.ParsePreset(f.Preset)}
+	spec := &adminv1.ProviderSpec{
+		WireFormat: parseWire(f.Wire), KeySecret: f.KeySecret, Region: f.Region,
+		Models: modelsOf(splitList(f.Models)), Recovery: recoveryOf(f.Recovery, &local),
+	}
+	if f.Preset != "" && req.Preset == adminv1.Preset_PRESET_UNSPECIFIED {
+		local.add("preset", "unknown preset")
+	}
+	if f.Kind == "plain" {
+		spec.BaseUrl = f.BaseURL
+		spec.Limits = &configv1.Limits{
+			Rpm: local.int64("spec.limits.rpm", f.RPM), InputTpm: local.int64("spec.limits.input_tpm", f.InputTPM),
+			OutputTpm: local.int64("spec.limits.output_tpm", f.OutputTPM),
+		}
+		if spec.Limits.GetRpm() == 0 && spec.Limits.GetInputTpm() == 0 && spec.Limits.GetOutputTpm() == 0 {
+			spec.Limits = nil
+		}
+		f.Members = nil
+	} else {
+		spec.BaseUrl = f.BaseURL // refused by the API when set: a pool's members have the URLs
+		if len(f.Members) == 0 {
+			local.add("members[0].name", "a pool needs at least one member: fill in a row, or choose a plain record")
+		}
+		for i, m := range f.Members {
+			req.Members = append(req.Members, &adminv1.NewPoolMember{Name: m.Name, Spec: &adminv1.PoolMemberSpec{
+				BaseUrl: m.BaseURL, KeySecret: optString(m.KeySecret), Weight: local.uint32(fmt.Sprintf("members[%d].spec.weight", i), m.Weight),
+			}})
+		}
+	}
+	req.Spec = spec
+	return req, local
 }
 
 // createInputs are the create form's input names.

@@ -177,19 +177,59 @@ func (s *Service) UpdatePrices(ctx context.Context, req *connect.Request[adminv1
 // Problems Validate then finds in the target's prices are named by the
 // request's fields ("set[2].cache_read_micros").
 func updatePrices(stored *Record, m *adminv1.UpdatePricesRequest) (*Record, error, error) {
-	var ps problems
 	rec := stored.clone()
 	rec.namePath, rec.specPath = "record", "record"
-	var target *Member
-	switch member := m.GetMember(); {
-	case member == "" || (!rec.Pool && member == PrimaryMember):
-	case !rec.Pool:
-		return nil, nil, errMemberNotFound(rec.Name, member)
-	default:
-		if target = rec.member(member); target == nil {
-			return nil, nil, errMemberNotFound(rec.Name, member)
+	target, err := priceTarget(rec, m.GetMember())
+	if err != nil {
+		return nil, nil, err
+	}
+	named, ps := namedPriceModels(m, servedModels(rec, target), target)
+
+	prices := &rec.Spec.Prices
+	targetPath := rec.specField()
+	if target != nil {
+		prices = &target.Spec.Prices
+		targetPath = target.specField()
+	}
+	kept := []*configv1.Price{}
+	for _, p := range *prices {
+		if _, touched := named[p.GetModel()]; !touched {
+			kept = append(kept, p)
 		}
 	}
+	set := make([]*configv1.Price, 0, len(m.GetSet())+len(kept))
+	for _, p := range m.GetSet() {
+		set = append(set, cloneSpecPrice(p))
+	}
+	*prices = append(set, kept...)
+
+	// The target's prices now start with set, in order: name Validate's
+	// problems of those by the request's fields.
+	rec.fieldMap = setFieldMap(targetPath+".prices[", len(m.GetSet()))
+	return rec, ps.err(), nil
+}
+
+// priceTarget returns the member of rec whose prices an UpdatePrices
+// request with this member changes: nil for the record itself (member
+// empty, or "primary" on a plain record), else the pool member so named;
+// a member rec lacks is errMemberNotFound.
+func priceTarget(rec *Record, member string) (*Member, error) {
+	switch {
+	case member == "" || (!rec.Pool && member == PrimaryMember):
+		return nil, nil
+	case !rec.Pool:
+		return nil, errMemberNotFound(rec.Name, member)
+	}
+	target := rec.member(member)
+	if target == nil {
+		return nil, errMemberNotFound(rec.Name, member)
+	}
+	return target, nil
+}
+
+// servedModels returns the models target serves: its own subset when it
+// lists one, else every model of rec (target nil is the record itself).
+func servedModels(rec *Record, target *Member) map[string]bool {
 	served := map[string]bool{}
 	for _, md := range rec.Spec.GetModels() {
 		served[md.GetName()] = true
@@ -200,6 +240,15 @@ func updatePrices(stored *Record, m *adminv1.UpdatePricesRequest) (*Record, erro
 			served[name] = true
 		}
 	}
+	return served
+}
+
+// namedPriceModels checks the models an UpdatePricesRequest names, in set
+// then remove_models: each given, one target serves (served), and named
+// once across both. It returns each model named with the field that named
+// it first, and the problems found.
+func namedPriceModels(m *adminv1.UpdatePricesRequest, served map[string]bool, target *Member) (map[string]string, *problems) {
+	var ps problems
 	whose := "the record"
 	if target != nil {
 		whose = "member " + quote(target.Name)
@@ -224,30 +273,15 @@ func updatePrices(stored *Record, m *adminv1.UpdatePricesRequest) (*Record, erro
 	for i, model := range m.GetRemoveModels() {
 		name("remove_models"+idx(i), model)
 	}
+	return named, &ps
+}
 
-	prices := &rec.Spec.Prices
-	targetPath := rec.specField()
-	if target != nil {
-		prices = &target.Spec.Prices
-		targetPath = target.specField()
-	}
-	kept := []*configv1.Price{}
-	for _, p := range *prices {
-		if _, touched := named[p.GetModel()]; !touched {
-			kept = append(kept, p)
-		}
-	}
-	set := make([]*configv1.Price, 0, len(m.GetSet())+len(kept))
-	for _, p := range m.GetSet() {
-		set = append(set, cloneSpecPrice(p))
-	}
-	*prices = append(set, kept...)
-
-	// The target's prices now start with set, in order: name Validate's
-	// problems of those by the request's fields.
-	n := len(m.GetSet())
-	prefix := targetPath + ".prices["
-	rec.fieldMap = func(f string) string {
+// setFieldMap returns the Record.fieldMap that names a problem of one of
+// the first n prices under prefix ("spec.prices[") by the request field
+// that set it ("set[2].cache_read_micros"), and leaves every other field
+// as it is.
+func setFieldMap(prefix string, n int) func(string) string {
+	return func(f string) string {
 		rest, ok := strings.CutPrefix(f, prefix)
 		if !ok {
 			return f
@@ -259,7 +293,6 @@ func updatePrices(stored *Record, m *adminv1.UpdatePricesRequest) (*Record, erro
 		}
 		return "set" + idx(i) + tail
 	}
-	return rec, ps.err(), nil
 }
 
 func cloneSpecPrice(p *configv1.Price) *configv1.Price {

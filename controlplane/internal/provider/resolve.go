@@ -63,6 +63,27 @@ func Effective(r *Record, m *Member) *adminv1.EffectiveMember {
 		e.BaseUrl = rs.GetBaseUrl()
 		inherit(fieldBaseURL)
 	}
+	resolveSigning(e, rs, ms, inherit)
+	resolvePlacement(e, rs, ms, inherit)
+	resolveCapacity(e, rs, ms, m == nil, inherit)
+	resolveAccount(e, rs, ms, inherit)
+	if ms.ApiVersion != nil {
+		e.ApiVersion = ms.GetApiVersion()
+	} else {
+		e.ApiVersion = rs.GetApiVersion()
+		inherit(fieldAPIVersion)
+	}
+	e.InheritedFields = inherited
+	e.Tags, e.InheritedTagKeys = mergeTags(rs.GetTags(), ms.GetTags())
+	e.Prices = declaredPrices(ResolvedPrices(r, m))
+	return e
+}
+
+// resolveSigning sets e's auth (the member's own when it names a kind or
+// a header, else the record's as a whole) and key_secret (the member's
+// when present), calling inherit for each taken from the record, in that
+// order. ms is the member's spec, empty for a plain record's endpoint.
+func resolveSigning(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, inherit func(field string)) {
 	if memberHasOwnAuth(ms.GetAuth()) {
 		e.Auth = cloneAuth(ms.GetAuth())
 	} else {
@@ -75,6 +96,11 @@ func Effective(r *Record, m *Member) *adminv1.EffectiveMember {
 		e.KeySecret = rs.GetKeySecret()
 		inherit(fieldKeySecret)
 	}
+}
+
+// resolvePlacement sets e's region and retains_data, each the member's
+// when present, else the record's (calling inherit), in that order.
+func resolvePlacement(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, inherit func(field string)) {
 	if ms.Region != nil {
 		e.Region = ms.GetRegion()
 	} else {
@@ -87,13 +113,21 @@ func Effective(r *Record, m *Member) *adminv1.EffectiveMember {
 		e.RetainsData = rs.GetRetainsData()
 		inherit(fieldRetainsData)
 	}
+}
+
+// resolveCapacity sets e's limits (copies of the member's when it declares
+// any, else of the record's) and models (the member's subset, else all the
+// record's), calling inherit for each taken from the record, in that
+// order; limits count as inherited on a plain record's endpoint (primary)
+// always, on a member only when the record declares some.
+func resolveCapacity(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, primary bool, inherit func(field string)) {
 	if declaresLimits(ms.GetLimits()) {
 		e.Limits = proto.Clone(ms.GetLimits()).(*configv1.Limits)
 	} else {
 		if l := rs.GetLimits(); l != nil {
 			e.Limits = proto.Clone(l).(*configv1.Limits)
 		}
-		if m == nil || declaresLimits(rs.GetLimits()) {
+		if primary || declaresLimits(rs.GetLimits()) {
 			inherit(fieldLimits)
 		}
 	}
@@ -105,6 +139,12 @@ func Effective(r *Record, m *Member) *adminv1.EffectiveMember {
 		}
 		inherit(fieldModels)
 	}
+}
+
+// resolveAccount sets e's account as Effective describes it; e's auth and
+// key secret must be resolved already. It calls inherit when the account
+// is the record's declared one.
+func resolveAccount(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, inherit func(field string)) {
 	switch {
 	case ms.Account != nil && ms.GetAccount() != "":
 		e.Account = ms.GetAccount()
@@ -116,35 +156,42 @@ func Effective(r *Record, m *Member) *adminv1.EffectiveMember {
 			e.Account = "secret:" + s
 		}
 	}
-	if ms.ApiVersion != nil {
-		e.ApiVersion = ms.GetApiVersion()
-	} else {
-		e.ApiVersion = rs.GetApiVersion()
-		inherit(fieldAPIVersion)
-	}
-	e.InheritedFields = inherited
+}
 
-	if len(rs.GetTags())+len(ms.GetTags()) > 0 {
-		e.Tags = make(map[string]string, len(rs.GetTags())+len(ms.GetTags()))
-		for k, v := range rs.GetTags() {
-			e.Tags[k] = v
-		}
-		for k, v := range ms.GetTags() {
-			e.Tags[k] = v
-		}
-		for _, k := range sortedKeys(rs.GetTags()) {
-			if _, own := ms.GetTags()[k]; !own {
-				e.InheritedTagKeys = append(e.InheritedTagKeys, k)
-			}
+// mergeTags returns the record's tags overlaid with the member's, and the
+// keys, sorted, whose value came from the record; nil and nil when
+// neither has tags.
+func mergeTags(rec, own map[string]string) (map[string]string, []string) {
+	if len(rec)+len(own) == 0 {
+		return nil, nil
+	}
+	tags := make(map[string]string, len(rec)+len(own))
+	for k, v := range rec {
+		tags[k] = v
+	}
+	for k, v := range own {
+		tags[k] = v
+	}
+	var inherited []string
+	for _, k := range sortedKeys(rec) {
+		if _, mine := own[k]; !mine {
+			inherited = append(inherited, k)
 		}
 	}
-	for _, rp := range ResolvedPrices(r, m) {
+	return tags, inherited
+}
+
+// declaredPrices returns the prices of rps that give at least one part, in
+// order (nil when none does).
+func declaredPrices(rps []*adminv1.ResolvedPrice) []*adminv1.ResolvedPrice {
+	var out []*adminv1.ResolvedPrice
+	for _, rp := range rps {
 		if rp.GetPrice().InputMicros != nil || rp.GetPrice().OutputMicros != nil ||
 			rp.GetPrice().CacheReadMicros != nil || rp.GetPrice().CacheWriteMicros != nil {
-			e.Prices = append(e.Prices, rp)
+			out = append(out, rp)
 		}
 	}
-	return e
+	return out
 }
 
 // ResolvedPrices returns member m's effective price for every model it

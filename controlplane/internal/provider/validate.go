@@ -81,6 +81,9 @@ type validator struct {
 	recordAuth bool // some member (or the plain record itself) signs with the record's auth
 }
 
+// record checks the whole record: its name and wire format, models, shape
+// (recordShape), own fields, prices, members and auth, reporting problems
+// in that order.
 func (v *validator) record() {
 	r, s := v.r, v.r.Spec
 	if !ValidName(r.Name) {
@@ -94,47 +97,8 @@ func (v *validator) record() {
 		v.ps.add(r.specField("wire_format"), CodeInvalidValue, "unknown value %d", int32(w))
 	}
 	v.recordModels()
-	if r.Pool {
-		if s.GetBaseUrl() != "" {
-			v.ps.add(r.specField("base_url"), CodeNotAllowed, "a pool must not have a base_url: each member has its own")
-		}
-		if l := s.GetLimits(); l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
-			v.ps.add(r.specField("limits"), CodeNotAllowed, "a pool has no limits of its own: each member declares its own")
-		}
-		switch n := len(r.Members); {
-		case n == 0:
-			v.ps.add(r.membersField(), CodeRequired, "a pool needs at least one member")
-		case n > maxMembers:
-			v.ps.add(r.membersField(), CodeTooMany, "a pool has at most %d members, got %d", maxMembers, n)
-		}
-	} else {
-		if s.GetBaseUrl() == "" {
-			v.ps.add(r.specField("base_url"), CodeRequired, "missing: a plain record needs a base_url (a pool needs members)")
-		} else {
-			checkURL(&v.ps, r.specField("base_url"), s.GetBaseUrl(), r.clusterOwned())
-		}
-		if len(r.Members) > 0 {
-			v.ps.add(r.membersField(), CodeNotAllowed, "a plain record has no members")
-		}
-	}
-	v.limits(r.specField("limits"), s.GetLimits())
-	if reg := s.GetRegion(); reg != "" && !ValidRegion(reg) {
-		v.ps.add(r.specField("region"), CodeInvalidValue, "%s %s", strconv.Quote(reg), regionRule)
-	}
-	v.tags(r.specField("tags"), s.GetTags())
-	v.allowedRegions(r.specField("allowed_regions"), s.GetAllowedRegions())
-	v.rateLimitHeaders(r.specField("rate_limit_headers"), s.GetRateLimitHeaders())
-	v.recovery(r.specField("recovery"), s.GetRecovery())
-	if n := s.GetDefaultMaxOutput(); n < 0 {
-		v.ps.add(r.specField("default_max_output"), CodeNegative, "must not be negative, got %d", n)
-	}
-	if a := s.GetAccount(); a != "" && !validText(a, maxAccountLen) {
-		v.ps.add(r.specField("account"), CodeInvalidValue, "must be 1-%d printable characters", maxAccountLen)
-	}
-	if a := s.GetApiVersion(); a != "" && !validToken(a, maxVersionLen) {
-		v.ps.add(r.specField("api_version"), CodeInvalidValue, "must be 1-%d characters without spaces", maxVersionLen)
-	}
-	v.secretName(r.specField("key_secret"), s.GetKeySecret())
+	v.recordShape()
+	v.recordFields()
 	v.recordPrices()
 
 	if !r.Pool {
@@ -161,6 +125,61 @@ func (v *validator) record() {
 	case v.recordAuth:
 		v.auth(r.specField("auth"), s.GetAuth())
 	}
+}
+
+// recordShape checks what makes the record a pool or a plain record: a
+// pool has members (at most maxMembers), no base_url and no limits of its
+// own; a plain record has a valid base_url and no members.
+func (v *validator) recordShape() {
+	r, s := v.r, v.r.Spec
+	if r.Pool {
+		if s.GetBaseUrl() != "" {
+			v.ps.add(r.specField("base_url"), CodeNotAllowed, "a pool must not have a base_url: each member has its own")
+		}
+		if l := s.GetLimits(); l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
+			v.ps.add(r.specField("limits"), CodeNotAllowed, "a pool has no limits of its own: each member declares its own")
+		}
+		switch n := len(r.Members); {
+		case n == 0:
+			v.ps.add(r.membersField(), CodeRequired, "a pool needs at least one member")
+		case n > maxMembers:
+			v.ps.add(r.membersField(), CodeTooMany, "a pool has at most %d members, got %d", maxMembers, n)
+		}
+		return
+	}
+	if s.GetBaseUrl() == "" {
+		v.ps.add(r.specField("base_url"), CodeRequired, "missing: a plain record needs a base_url (a pool needs members)")
+	} else {
+		checkURL(&v.ps, r.specField("base_url"), s.GetBaseUrl(), r.clusterOwned())
+	}
+	if len(r.Members) > 0 {
+		v.ps.add(r.membersField(), CodeNotAllowed, "a plain record has no members")
+	}
+}
+
+// recordFields checks the record's fields each on its own, in this order:
+// limits, region, tags, allowed_regions, rate_limit_headers, recovery,
+// default_max_output, account, api_version and the key secret's name.
+func (v *validator) recordFields() {
+	r, s := v.r, v.r.Spec
+	v.limits(r.specField("limits"), s.GetLimits())
+	if reg := s.GetRegion(); reg != "" && !ValidRegion(reg) {
+		v.ps.add(r.specField("region"), CodeInvalidValue, "%s %s", strconv.Quote(reg), regionRule)
+	}
+	v.tags(r.specField("tags"), s.GetTags())
+	v.allowedRegions(r.specField("allowed_regions"), s.GetAllowedRegions())
+	v.rateLimitHeaders(r.specField("rate_limit_headers"), s.GetRateLimitHeaders())
+	v.recovery(r.specField("recovery"), s.GetRecovery())
+	if n := s.GetDefaultMaxOutput(); n < 0 {
+		v.ps.add(r.specField("default_max_output"), CodeNegative, "must not be negative, got %d", n)
+	}
+	if a := s.GetAccount(); a != "" && !validText(a, maxAccountLen) {
+		v.ps.add(r.specField("account"), CodeInvalidValue, "must be 1-%d printable characters", maxAccountLen)
+	}
+	if a := s.GetApiVersion(); a != "" && !validToken(a, maxVersionLen) {
+		v.ps.add(r.specField("api_version"), CodeInvalidValue, "must be 1-%d characters without spaces", maxVersionLen)
+	}
+	v.secretName(r.specField("key_secret"), s.GetKeySecret())
 }
 
 // recordModels checks the record's models and indexes them.
@@ -235,8 +254,20 @@ func (v *validator) priceSigns(field string, p *configv1.Price) {
 	}
 }
 
-// member checks one pool member.
+// member checks one pool member: its own fields (memberFields), models
+// and model map (memberModels), auth (memberAuth) and prices
+// (memberPrices), reporting problems in that order.
 func (v *validator) member(m *Member) {
+	v.memberFields(m)
+	served := v.memberModels(m)
+	v.memberAuth(m)
+	v.memberPrices(m, served)
+}
+
+// memberFields checks the member's fields each on its own, in this order:
+// base_url, region, tags, limits, weight, order, account, api_version and
+// key_secret.
+func (v *validator) memberFields(m *Member) {
 	r, s := v.r, m.Spec
 	if s.GetBaseUrl() == "" {
 		v.ps.add(m.specField("base_url"), CodeRequired, "missing: every pool member needs its own base_url")
@@ -268,9 +299,14 @@ func (v *validator) member(m *Member) {
 	case s.KeySecret != nil:
 		v.secretName(m.specField("key_secret"), s.GetKeySecret())
 	}
+}
 
-	// Models the member serves: a subset of the record's.
-	var served map[string]bool
+// memberModels checks that the models the member lists are a subset of
+// the record's, each once, and that its model map maps models of the
+// record to model names. It returns the models the member lists, nil when
+// it lists none (it then serves all the record's).
+func (v *validator) memberModels(m *Member) (served map[string]bool) {
+	s := m.Spec
 	if len(s.GetModels()) > 0 {
 		served = make(map[string]bool, len(s.GetModels()))
 		for i, name := range s.GetModels() {
@@ -292,9 +328,15 @@ func (v *validator) member(m *Member) {
 			v.ps.add(field, CodeInvalidValue, "%s maps to %s, which is not a model name (1-%d bytes, no spaces)", strconv.Quote(k), strconv.Quote(val), maxModelLen)
 		}
 	}
+	return served
+}
 
-	// Auth: the member's own when it names a kind or a header, else the
-	// record's as a whole.
+// memberAuth checks the auth the member signs with — its own when it
+// names a kind or a header, else the record's as a whole (which then
+// counts as used: v.recordAuth) — and that API-key auth has a key secret
+// in effect.
+func (v *validator) memberAuth(m *Member) {
+	r, s := v.r, m.Spec
 	auth := s.GetAuth()
 	if memberHasOwnAuth(auth) {
 		v.auth(m.specField("auth"), auth)
@@ -306,10 +348,14 @@ func (v *validator) member(m *Member) {
 		v.recordAuth = true
 	}
 	v.keySecretInEffect(m.specField("key_secret"), auth, inheritStr(s.KeySecret, r.Spec.GetKeySecret()))
+}
 
-	// Own prices, then every merged price.
+// memberPrices checks the member's own prices — each of a model it serves
+// (served, nil for all the record's), once, giving some part, none
+// negative — then every price it ends up with (mergedPrices).
+func (v *validator) memberPrices(m *Member, served map[string]bool) {
 	seen := map[string]bool{}
-	for i, p := range s.GetPrices() {
+	for i, p := range m.Spec.GetPrices() {
 		field := m.specField("prices" + idx(i))
 		model := p.GetModel()
 		if _, ok := v.models[model]; !ok {

@@ -32,77 +32,117 @@ const (
 // rules_refuse_all (with env.Rules). Off members
 // count: switching a member on must not need a new warning to be safe.
 func Warnings(r *Record, env Env) []*adminv1.Warning {
-	type ep struct {
-		name string
-		eff  *adminv1.EffectiveMember
+	eps, accounts := warningEndpoints(r)
+	var out []*adminv1.Warning
+	warn := func(code, msg string, members []string) {
+		out = append(out, &adminv1.Warning{Code: code, Message: msg, Record: r.Name, Members: members})
 	}
-	var eps []ep
+	warnShared(eps, accounts, warn)
+	if env.Secrets != nil {
+		warnSecretHosts(eps, env.Secrets, warn)
+	}
+	warnUnpriced(r.Spec.GetModels(), eps, warn)
+	if env.Rules != nil && !r.Managed && len(eps) > 0 {
+		warnRulesRefuseAll(eps, env.Rules, warn)
+	}
+	return out
+}
+
+// warnEndpoint is one endpoint a record's warnings look at: a member by
+// name with everything it inherits resolved.
+type warnEndpoint struct {
+	name string
+	eff  *adminv1.EffectiveMember
+}
+
+// warnFunc adds one warning of the record: its code, message and the
+// members it concerns (nil for the record as a whole).
+type warnFunc func(code, msg string, members []string)
+
+// warningEndpoints returns r's endpoints — every member of a pool in
+// listing order (sortedMembers), else the plain record's "primary" — and,
+// for a pool, each member's declared account (the member's, else the
+// record's; "" for none).
+func warningEndpoints(r *Record) ([]warnEndpoint, map[string]string) {
+	var eps []warnEndpoint
 	accounts := map[string]string{} // member → declared account
 	if r.Pool {
 		for _, m := range sortedMembers(r) {
-			eps = append(eps, ep{m.Name, Effective(r, m)})
+			eps = append(eps, warnEndpoint{m.Name, Effective(r, m)})
 			accounts[m.Name] = r.Spec.GetAccount()
 			if m.Spec.Account != nil {
 				accounts[m.Name] = m.Spec.GetAccount()
 			}
 		}
 	} else {
-		eps = append(eps, ep{PrimaryMember, Effective(r, nil)})
+		eps = append(eps, warnEndpoint{PrimaryMember, Effective(r, nil)})
 	}
-	var out []*adminv1.Warning
-	warn := func(code, msg string, members []string) {
-		out = append(out, &adminv1.Warning{Code: code, Message: msg, Record: r.Name, Members: members})
-	}
+	return eps, accounts
+}
 
-	// R-SEC-4: groups of two or more, each reported once, in the order of
-	// their first member.
-	group := func(keyOf func(e ep) string) (keys []string, by map[string][]string) {
-		by = map[string][]string{}
-		for _, e := range eps {
-			k := keyOf(e)
-			if k == "" {
-				continue
-			}
-			if _, seen := by[k]; !seen {
-				keys = append(keys, k)
-			}
-			by[k] = append(by[k], e.name)
+// groupEndpoints groups eps by keyOf, leaving out those whose key is "":
+// keys in the order of their first endpoint, and each key's endpoint
+// names in eps's order.
+func groupEndpoints(eps []warnEndpoint, keyOf func(e warnEndpoint) string) (keys []string, by map[string][]string) {
+	by = map[string][]string{}
+	for _, e := range eps {
+		k := keyOf(e)
+		if k == "" {
+			continue
 		}
-		return keys, by
+		if _, seen := by[k]; !seen {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], e.name)
 	}
-	keys, by := group(func(e ep) string { return signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret()) })
+	return keys, by
+}
+
+// warnShared adds R-SEC-4's shared_key_secret, then shared_host warnings:
+// groups of two or more members not declared apart (undeclaredApart), each
+// reported once, in the order of their first member.
+func warnShared(eps []warnEndpoint, accounts map[string]string, warn warnFunc) {
+	keys, by := groupEndpoints(eps, func(e warnEndpoint) string { return signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret()) })
 	for _, k := range keys {
 		if ms := undeclaredApart(by[k], accounts); len(ms) > 1 {
 			warn(WarnSharedKeySecret, fmt.Sprintf("members %s sign with the same secret %s: they are probably keys of one account and add no capacity (R-SEC-4)", list(ms), strconv.Quote(k)), ms)
 		}
 	}
-	keys, by = group(func(e ep) string { return hostOf(e.eff.GetBaseUrl()) })
+	keys, by = groupEndpoints(eps, func(e warnEndpoint) string { return hostOf(e.eff.GetBaseUrl()) })
 	for _, k := range keys {
 		if ms := undeclaredApart(by[k], accounts); len(ms) > 1 {
 			warn(WarnSharedHost, fmt.Sprintf("members %s reach the same host %s: they are probably one deployment and add no capacity (R-SEC-4)", list(ms), strconv.Quote(k)), ms)
 		}
 	}
+}
 
-	// R-SEC-1: the edge sends a secret only to a host it is bound to.
-	if env.Secrets != nil {
-		for _, e := range eps {
-			secret := signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret())
-			target := e.eff.GetBaseUrl()
-			if e.eff.GetAuth().GetKind() == configv1.AuthKind_AUTH_KIND_OAUTH2 {
-				target = e.eff.GetAuth().GetTokenUrl() // the client secret goes to the token endpoint
-			}
-			hosts, ok := env.Secrets[secret]
-			if secret == "" || !ok || target == "" || hostBound(hosts, target) {
-				continue
-			}
-			h, _ := hostPortOf(target)
-			warn(WarnSecretHostMissing, fmt.Sprintf("secret %s is not bound to host %s, so the edge will not send it there (R-SEC-1): add the host to the secret", strconv.Quote(secret), strconv.Quote(h)), []string{e.name})
+// warnSecretHosts adds a secret_host_mismatch warning for every endpoint
+// whose signing secret (one of secrets, which maps names to bound hosts)
+// is not bound to the host it goes to — the base URL's, or the token
+// URL's for OAuth2 — since the edge sends a secret only to a host it is
+// bound to (R-SEC-1).
+func warnSecretHosts(eps []warnEndpoint, secrets map[string][]string, warn warnFunc) {
+	for _, e := range eps {
+		secret := signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret())
+		target := e.eff.GetBaseUrl()
+		if e.eff.GetAuth().GetKind() == configv1.AuthKind_AUTH_KIND_OAUTH2 {
+			target = e.eff.GetAuth().GetTokenUrl() // the client secret goes to the token endpoint
 		}
+		hosts, ok := secrets[secret]
+		if secret == "" || !ok || target == "" || hostBound(hosts, target) {
+			continue
+		}
+		h, _ := hostPortOf(target)
+		warn(WarnSecretHostMissing, fmt.Sprintf("secret %s is not bound to host %s, so the edge will not send it there (R-SEC-1): add the host to the secret", strconv.Quote(secret), strconv.Quote(h)), []string{e.name})
 	}
+}
 
-	// R-MODEL-4: a model is priced when the record, or every member serving
-	// it, has a whole price for it.
-	for _, md := range r.Spec.GetModels() {
+// warnUnpriced adds a model_unpriced warning, in the record's order, for
+// every model some endpoint serves that is not priced (R-MODEL-4): priced
+// means every endpoint serving it has a whole price for it, its own or
+// the record's.
+func warnUnpriced(models []*configv1.Model, eps []warnEndpoint, warn warnFunc) {
+	for _, md := range models {
 		model := md.GetName()
 		priced, serving := true, 0
 		for _, e := range eps {
@@ -122,20 +162,20 @@ func Warnings(r *Record, env Env) []*adminv1.Warning {
 			warn(WarnModelUnpriced, fmt.Sprintf("model %s has no whole price on the record or on every member, so the record sorts after priced ones (R-MODEL-4)", strconv.Quote(model)), nil)
 		}
 	}
+}
 
-	// R-ELIG-2: rules that refuse every member make the record unreachable.
-	if env.Rules != nil && !r.Managed && len(eps) > 0 {
-		refused := 0
-		for _, e := range eps {
-			if refusedByRules(env.Rules, e.eff) {
-				refused++
-			}
-		}
-		if refused == len(eps) {
-			warn(WarnRulesRefuseAll, "the tenant's data rules refuse every member of the record, so calls can never reach it (R-ELIG-2)", nil)
+// warnRulesRefuseAll adds rules_refuse_all when the tenant's data rules
+// refuse every one of eps, which makes the record unreachable (R-ELIG-2).
+func warnRulesRefuseAll(eps []warnEndpoint, rules *configv1.DataRules, warn warnFunc) {
+	refused := 0
+	for _, e := range eps {
+		if refusedByRules(rules, e.eff) {
+			refused++
 		}
 	}
-	return out
+	if refused == len(eps) {
+		warn(WarnRulesRefuseAll, "the tenant's data rules refuse every member of the record, so calls can never reach it (R-ELIG-2)", nil)
+	}
 }
 
 // undeclaredApart returns the members of group that the operator has not

@@ -42,52 +42,13 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 			log.Warn("NATS_URL is not set: config changes are not pushed to edges and usage is not ingested")
 			return &distribution{stop: func() {}}, nil
 		}
-		host, portText, err := net.SplitHostPort(cfg.NatsListen)
-		if err != nil {
-			return nil, fmt.Errorf("embedded NATS address %q: %w", cfg.NatsListen, err)
-		}
-		port, err := strconv.Atoi(portText)
-		if err != nil {
-			return nil, fmt.Errorf("embedded NATS port %q: %w", portText, err)
-		}
-		// The embedded server has the users and permissions of a
-		// production NATS (package natsauth), passwords under var/.
-		credDir := filepath.Join(cfg.VarDir, "nats-auth")
-		users, err := natsauth.Ensure(credDir, cfg.NatsEdges)
-		if err != nil {
+		var err error
+		if embedded, auth, err = startEmbeddedNATS(cfg, log); err != nil {
 			return nil, err
 		}
-		embedded, err = natsembed.Start(natsembed.Options{
-			Host: host, Port: port, FreePortIfTaken: cfg.NatsListenFallback, StoreDir: filepath.Join(cfg.VarDir, "nats"), Log: log,
-			Users: users.ServerUsers(),
-		})
-		if err != nil {
-			return nil, err
-		}
-		log.Info("embedded NATS users: an edge connects as --nats-user <edge id> with the password in "+natsauth.EdgePasswordFile(credDir, "<edge id>"),
-			"edges", strings.Join(cfg.NatsEdges, ","))
-		auth = []nats.Option{nats.UserInfo(natsauth.ControlPlaneUser, users.ControlPlane)}
 		url = embedded.ClientURL()
 	}
-	nc, err := nats.Connect(url, append(auth,
-		nats.Name("weir-controlplane"),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(time.Second),
-		nats.RetryOnFailedConnect(true),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("NATS disconnected", "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			subject := ""
-			if sub != nil {
-				subject = sub.Subject
-			}
-			log.Warn("NATS error", "subject", subject, "err", err)
-		}),
-	)...)
+	nc, err := connectNATS(url, auth, log)
 	if err != nil {
 		if embedded != nil {
 			embedded.Close()
@@ -127,4 +88,61 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 		})
 	}
 	return &distribution{commander: d.Commander(), stop: stop}, nil
+}
+
+// startEmbeddedNATS starts dev mode's NATS server on cfg.NatsListen (a
+// free port instead when cfg.NatsListenFallback allows and the port is
+// taken), with its state under <VarDir>/nats and the users and
+// permissions of a production NATS, and returns it with the options the
+// control plane connects to it with.
+func startEmbeddedNATS(cfg Config, log *slog.Logger) (*natsembed.Server, []nats.Option, error) {
+	host, portText, err := net.SplitHostPort(cfg.NatsListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded NATS address %q: %w", cfg.NatsListen, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded NATS port %q: %w", portText, err)
+	}
+	// The embedded server has the users and permissions of a
+	// production NATS (package natsauth), passwords under var/.
+	credDir := filepath.Join(cfg.VarDir, "nats-auth")
+	users, err := natsauth.Ensure(credDir, cfg.NatsEdges)
+	if err != nil {
+		return nil, nil, err
+	}
+	embedded, err := natsembed.Start(natsembed.Options{
+		Host: host, Port: port, FreePortIfTaken: cfg.NatsListenFallback, StoreDir: filepath.Join(cfg.VarDir, "nats"), Log: log,
+		Users: users.ServerUsers(),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("embedded NATS users: an edge connects as --nats-user <edge id> with the password in "+natsauth.EdgePasswordFile(credDir, "<edge id>"),
+		"edges", strings.Join(cfg.NatsEdges, ","))
+	return embedded, []nats.Option{nats.UserInfo(natsauth.ControlPlaneUser, users.ControlPlane)}, nil
+}
+
+// connectNATS connects to url with the options auth, reconnecting for
+// ever, and logs disconnections, reconnections and asynchronous errors.
+func connectNATS(url string, auth []nats.Option, log *slog.Logger) (*nats.Conn, error) {
+	return nats.Connect(url, append(auth,
+		nats.Name("weir-controlplane"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(time.Second),
+		nats.RetryOnFailedConnect(true),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			log.Warn("NATS error", "subject", subject, "err", err)
+		}),
+	)...)
 }
