@@ -12,6 +12,7 @@ import (
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
 	"weir.dev/routing"
+	"weir.dev/routing/rules"
 )
 
 // records compiles the tenant's own records, then the managed records of the
@@ -183,15 +184,15 @@ type recordCtx struct {
 	authUsed     bool // some member signs with the record's auth
 }
 
-// plainMember compiles a plain record's one member, "primary", from the
+// plainMember compiles a plain record's one member, rules.PrimaryMember, from the
 // record's own fields (model_map included). It serves every model of the
 // record at the record's prices, with weight 1 and order 1.
 func (c *compiler) plainMember(rc *recordCtx) *routing.Member {
 	r := rc.proto
 	rc.authUsed = true
 	m := &routing.Member{
-		ID:          rc.rec.ID + "/" + primaryMember,
-		Name:        primaryMember,
+		ID:          rc.rec.ID + "/" + rules.PrimaryMember,
+		Name:        rules.PrimaryMember,
 		Record:      rc.rec,
 		BaseURL:     r.GetBaseUrl(),
 		KeySecret:   r.GetKeySecret(),
