@@ -10,6 +10,7 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/rules"
 )
 
 // Warning codes (common.proto Warning.code).
@@ -47,7 +48,7 @@ func Warnings(r *Record, env Env) []*adminv1.Warning {
 			}
 		}
 	} else {
-		eps = append(eps, ep{PrimaryMember, Effective(r, nil)})
+		eps = append(eps, ep{rules.PrimaryMember, Effective(r, nil)})
 	}
 	var out []*adminv1.Warning
 	warn := func(code, msg string, members []string) {
