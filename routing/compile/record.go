@@ -12,6 +12,7 @@ import (
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
 	"weir.dev/routing"
+	"weir.dev/routing/formats"
 	"weir.dev/routing/rules"
 )
 
@@ -385,7 +386,7 @@ func (c *compiler) wire(where string, w configv1.WireFormat) routing.WireFormat 
 	case configv1.WireFormat_WIRE_FORMAT_BEDROCK:
 		return routing.WireBedrock
 	case configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED:
-		c.ps.add(where, "wire_format", "missing: must be openai, anthropic or bedrock")
+		c.ps.add(where, "wire_format", "missing: must be %s", formats.WireFormats.StoredChoices())
 	default:
 		c.ps.add(where, "wire_format", "unknown value %d", int32(w))
 	}

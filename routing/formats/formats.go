@@ -21,6 +21,7 @@ package formats
 
 import (
 	"slices"
+	"strings"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -111,6 +112,16 @@ func (t Table[E]) StoredNames() []string {
 		out[i] = x.Stored
 	}
 	return out
+}
+
+// StoredChoices returns the stored names as problem texts list them:
+// "openai, anthropic or bedrock".
+func (t Table[E]) StoredChoices() string {
+	names := t.StoredNames()
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func (t Table[E]) find(match func(Entry[E]) bool) (Entry[E], bool) {

@@ -108,6 +108,9 @@ func TestNamesAreTheContract(t *testing.T) {
 	if got, want := AuthKinds.StoredNames(), []string{"api_key", "sigv4", "oauth2", "none"}; !slices.Equal(got, want) {
 		t.Errorf("auth kinds stored as %q, want %q", got, want)
 	}
+	if got, want := WireFormats.StoredChoices(), "openai, anthropic or bedrock"; got != want {
+		t.Errorf("StoredChoices() = %q, want %q", got, want)
+	}
 	var words []string
 	for _, x := range AuthKinds.All() {
 		words = append(words, x.Word)
