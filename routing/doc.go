@@ -25,6 +25,8 @@
 //   - weir.dev/routing/rules: the format rules of configuration values
 //     (names, regions, models, upstream URLs and the address ranges of
 //     R-SEC-2, NATS authentication flags);
+//   - weir.dev/routing/formats: the one table of the names of wire formats
+//     and auth kinds (enum value, stored name, CLI and console word);
 //   - weir.dev/routing/natsnames: the NATS buckets, streams, subjects and
 //     keys both sides use, their key builders and lifetimes.
 //

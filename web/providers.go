@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"weir.dev/routing/formats"
 )
 
 // ScopeManaged is the scope of managed records (cluster admins) in the
@@ -113,11 +115,14 @@ func PresetOptions(selected string) []Option {
 	})
 }
 
-// WireOptions are the wire formats a form offers.
+// WireOptions are the wire formats a form offers (formats.WireFormats),
+// each by its word.
 func WireOptions(selected string) []Option {
-	return options(selected, [][2]string{
-		{"", "(from the preset)"}, {"openai", "openai"}, {"anthropic", "anthropic"}, {"bedrock", "bedrock"},
-	})
+	vals := [][2]string{{"", "(from the preset)"}}
+	for _, w := range formats.WireFormats.All() {
+		vals = append(vals, [2]string{w.Word, w.Word})
+	}
+	return options(selected, vals)
 }
 
 // KindOptions are plain and pool.

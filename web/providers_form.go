@@ -1,12 +1,16 @@
 package web
 
-import "strconv"
+import (
+	"strconv"
+
+	"weir.dev/routing/formats"
+)
 
 // AuthForm is the auth inputs of a record or member form, named
 // spec.auth.<field>. Secrets are referred to by name only.
 type AuthForm struct {
-	// Kind is "", "api-key", "sigv4", "oauth2" or "none"; "" on a member
-	// means the record's auth.
+	// Kind is "" or an auth kind's word (formats.AuthKinds: "api-key",
+	// "sigv4", ...); "" on a member means the record's auth.
 	Kind, Header                           string
 	AWSService, AWSRegion, AccessKeySecret string
 	TokenURL, ClientID, ClientSecretSecret string
@@ -20,18 +24,23 @@ type PriceRow struct {
 	Model, Input, Output, CacheRead, CacheWrite string
 }
 
-// AuthKindOptions are the auth kinds a form offers, each label starting
-// with the kind's word (`--auth-kind`); inherit, when not empty, labels the
-// empty choice (a member's "the record's auth").
+// AuthKindOptions are the auth kinds a form offers (formats.AuthKinds),
+// each label starting with the kind's word (`--auth-kind`); inherit, when
+// not empty, labels the empty choice (a member's "the record's auth").
 func AuthKindOptions(selected, inherit string) []Option {
 	empty := "(not set)"
 	if inherit != "" {
 		empty = inherit
 	}
-	return options(selected, [][2]string{
-		{"", empty}, {"api-key", "api-key (API key in a header)"}, {"sigv4", "sigv4 (AWS Signature V4)"},
-		{"oauth2", "oauth2 (OAuth2 client credentials)"}, {"none", "none"},
-	})
+	vals := [][2]string{{"", empty}}
+	for _, k := range formats.AuthKinds.All() {
+		label := k.Word
+		if k.Summary != "" {
+			label += " (" + k.Summary + ")"
+		}
+		vals = append(vals, [2]string{k.Word, label})
+	}
+	return options(selected, vals)
 }
 
 // RetainsOptions are the choices of a retains-data select; inherit, when

@@ -1,12 +1,14 @@
 package compile
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
 	"weir.dev/routing"
+	"weir.dev/routing/formats"
 )
 
 // defaultKeyHeader is the header an API key goes in when the auth names
@@ -134,16 +136,8 @@ func authHasFields(a *configv1.Auth) bool {
 		len(a.GetScopes()) > 0
 }
 
+// authKindName is the stored name of an auth kind for problem texts;
+// "unspecified" for the zero value (and any kind the table lacks).
 func authKindName(k configv1.AuthKind) string {
-	switch k {
-	case configv1.AuthKind_AUTH_KIND_API_KEY:
-		return "api_key"
-	case configv1.AuthKind_AUTH_KIND_SIGV4:
-		return "sigv4"
-	case configv1.AuthKind_AUTH_KIND_OAUTH2:
-		return "oauth2"
-	case configv1.AuthKind_AUTH_KIND_NONE:
-		return "none"
-	}
-	return "unspecified"
+	return cmp.Or(formats.AuthKinds.Stored(k), "unspecified")
 }

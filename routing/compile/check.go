@@ -6,11 +6,10 @@ import (
 
 // Limits on names and sizes that the snapshot must respect.
 const (
-	maxNameLen    = rules.MaxNameLen
-	maxMembers    = 16
-	maxWeight     = 10000
-	maxModelLen   = rules.MaxModelLen
-	primaryMember = "primary"
+	maxNameLen  = rules.MaxNameLen
+	maxMembers  = 16
+	maxWeight   = 10000
+	maxModelLen = rules.MaxModelLen
 )
 
 // The format rules are weir.dev/routing/rules, shared with the control plane so

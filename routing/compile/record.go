@@ -12,6 +12,8 @@ import (
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
 	"weir.dev/routing"
+	"weir.dev/routing/formats"
+	"weir.dev/routing/rules"
 )
 
 // records compiles the tenant's own records, then the managed records of the
@@ -190,15 +192,15 @@ func (c *compiler) poolMembers(rc *recordCtx) {
 	}
 }
 
-// plainMember compiles a plain record's one member, "primary", from the
+// plainMember compiles a plain record's one member, rules.PrimaryMember, from the
 // record's own fields (model_map included). It serves every model of the
 // record at the record's prices, with weight 1 and order 1.
 func (c *compiler) plainMember(rc *recordCtx) *routing.Member {
 	r := rc.proto
 	rc.authUsed = true
 	m := &routing.Member{
-		ID:          rc.rec.ID + "/" + primaryMember,
-		Name:        primaryMember,
+		ID:          rc.rec.ID + "/" + rules.PrimaryMember,
+		Name:        rules.PrimaryMember,
 		Record:      rc.rec,
 		BaseURL:     r.GetBaseUrl(),
 		KeySecret:   r.GetKeySecret(),
@@ -391,7 +393,7 @@ func (c *compiler) wire(where string, w configv1.WireFormat) routing.WireFormat 
 	case configv1.WireFormat_WIRE_FORMAT_BEDROCK:
 		return routing.WireBedrock
 	case configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED:
-		c.ps.add(where, "wire_format", "missing: must be openai, anthropic or bedrock")
+		c.ps.add(where, "wire_format", "missing: must be %s", formats.WireFormats.StoredChoices())
 	default:
 		c.ps.add(where, "wire_format", "unknown value %d", int32(w))
 	}

@@ -21,6 +21,12 @@ const (
 	MaxModelLen = 128
 )
 
+// PrimaryMember is the name of a plain record's own endpoint: the one
+// member a plain record compiles to, the member name its prices, health and
+// resets go by, and the default name that endpoint keeps when the record
+// becomes a pool.
+const PrimaryMember = "primary"
+
 // Rule texts for problems.
 const (
 	NameRule          = "must be 1-64 of [a-z0-9_-]"

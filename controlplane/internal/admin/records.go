@@ -9,6 +9,7 @@ import (
 
 	"weir.dev/controlplane/internal/admin/apierr"
 	"weir.dev/db/sqlc"
+	"weir.dev/routing/rules"
 )
 
 // This file resolves provider records into endpoints for the checks this
@@ -16,9 +17,6 @@ import (
 // The provider package owns the full resolution (presets, prices, warnings
 // of record changes); this is the small part those checks need: what a
 // member inherits from its record (ROUTING.md "Words").
-
-// primaryMember is the name of a plain record's own endpoint.
-const primaryMember = "primary"
 
 // record is a provider record with its members.
 type record struct {
@@ -71,7 +69,7 @@ func loadRecords(ctx context.Context, q recordQueries, owner pgtype.UUID) ([]rec
 }
 
 // endpoints resolves the record's endpoints: its members, or for a plain
-// record the record itself as member "primary".
+// record the record itself as member rules.PrimaryMember.
 func (r record) endpoints() []endpoint {
 	rec := r.rec
 	recTags := jsonMap(rec.Tags)
@@ -86,7 +84,7 @@ func (r record) endpoints() []endpoint {
 	add(recSecrets, "auth.client_secret_secret", rec.ClientSecretSecret, true)
 	if !rec.Pool {
 		return []endpoint{{
-			record: rec.Name, member: primaryMember, baseURL: rec.BaseURL.String, tokenURL: rec.TokenURL,
+			record: rec.Name, member: rules.PrimaryMember, baseURL: rec.BaseURL.String, tokenURL: rec.TokenURL,
 			region: rec.Region, retainsData: rec.RetainsData, tags: recTags, secrets: recSecrets,
 		}}
 	}

@@ -14,6 +14,7 @@ import (
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/rules"
 )
 
 // specKind says which command a specFlags serves, and so which flags it
@@ -162,7 +163,7 @@ func (s *specFlags) register(fs *flagSet) {
 		fs.StringVar(&s.account, "account", "", "capacity account `A` the member shares with others (R-ORDER-4)")
 	}
 	if s.kind == memberAdd {
-		fs.StringVar(&s.recordMember, "record-member", "", "member `NAME` a plain record's own endpoint gets when it becomes a pool (default primary)")
+		fs.StringVar(&s.recordMember, "record-member", "", "member `NAME` a plain record's own endpoint gets when it becomes a pool (default "+rules.PrimaryMember+")")
 	}
 	if s.kind == memberSet {
 		fs.BoolVar(&s.off, "off", false, "take the member out of every call (R-ELIG-1)")

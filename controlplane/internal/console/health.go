@@ -15,6 +15,7 @@ import (
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/rules"
 	"weir.dev/web"
 )
 
@@ -425,7 +426,7 @@ func loadHealthRecords(ctx context.Context, api *Clients, tenant string) ([]heal
 	for _, rec := range recs {
 		hr := healthRecord{name: rec.GetName(), pool: rec.GetKind() == adminv1.RecordKind_RECORD_KIND_POOL, off: map[string]bool{}}
 		if !hr.pool {
-			hr.members = []string{"primary"}
+			hr.members = []string{rules.PrimaryMember}
 			out = append(out, hr)
 			continue
 		}

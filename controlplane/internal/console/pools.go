@@ -13,6 +13,7 @@ import (
 	"weir.dev/controlplane/internal/provider"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/rules"
 	"weir.dev/web"
 )
 
@@ -132,7 +133,7 @@ func (c *Console) addMember(w http.ResponseWriter, r *http.Request, s *session) 
 
 func recordMemberName(s string) string {
 	if s == "" {
-		return provider.PrimaryMember
+		return rules.PrimaryMember
 	}
 	return s
 }

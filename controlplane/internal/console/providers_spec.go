@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/formats"
 	"weir.dev/web"
 )
 
@@ -61,18 +62,12 @@ func authOf(a web.AuthForm, local *problemSet) *configv1.Auth {
 		TokenUrl: a.TokenURL, ClientId: a.ClientID, ClientSecretSecret: a.ClientSecretSecret,
 		Scopes: strings.FieldsFunc(a.Scopes, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }),
 	}
-	switch a.Kind {
-	case "":
-	case "api-key":
-		out.Kind = configv1.AuthKind_AUTH_KIND_API_KEY
-	case "sigv4":
-		out.Kind = configv1.AuthKind_AUTH_KIND_SIGV4
-	case "oauth2":
-		out.Kind = configv1.AuthKind_AUTH_KIND_OAUTH2
-	case "none":
-		out.Kind = configv1.AuthKind_AUTH_KIND_NONE
-	default:
-		local.add("spec.auth.kind", "unknown auth kind")
+	if a.Kind != "" {
+		if k, ok := formats.AuthKinds.ParseWord(a.Kind); ok {
+			out.Kind = k
+		} else {
+			local.add("spec.auth.kind", "unknown auth kind")
+		}
 	}
 	return authOrNil(out)
 }
@@ -89,17 +84,7 @@ func authFormOf(a *configv1.Auth) web.AuthForm {
 	if a == nil {
 		return web.AuthForm{}
 	}
-	kind := ""
-	switch a.GetKind() {
-	case configv1.AuthKind_AUTH_KIND_API_KEY:
-		kind = "api-key"
-	case configv1.AuthKind_AUTH_KIND_SIGV4:
-		kind = "sigv4"
-	case configv1.AuthKind_AUTH_KIND_OAUTH2:
-		kind = "oauth2"
-	case configv1.AuthKind_AUTH_KIND_NONE:
-		kind = "none"
-	}
+	kind := formats.AuthKinds.Word(a.GetKind())
 	return web.AuthForm{
 		Kind: kind, Header: a.GetHeader(), AWSService: a.GetAwsService(), AWSRegion: a.GetAwsRegion(),
 		AccessKeySecret: a.GetAccessKeySecret(), TokenURL: a.GetTokenUrl(), ClientID: a.GetClientId(),

@@ -15,6 +15,7 @@ import (
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/rules"
 )
 
 // errPlain is the answer to a member operation on a plain record.
@@ -77,7 +78,7 @@ func (s *Service) AddPoolMember(ctx context.Context, req *connect.Request[adminv
 
 func recordMemberName(s string) string {
 	if s == "" {
-		return PrimaryMember
+		return rules.PrimaryMember
 	}
 	return s
 }
@@ -421,7 +422,7 @@ func (s *Service) ResetPoolMember(ctx context.Context, req *connect.Request[admi
 		if !found {
 			return errRecordNotFound(m.GetRecord())
 		}
-		if (st.rec.Pool && st.rec.member(m.GetMember()) == nil) || (!st.rec.Pool && m.GetMember() != PrimaryMember) {
+		if (st.rec.Pool && st.rec.member(m.GetMember()) == nil) || (!st.rec.Pool && m.GetMember() != rules.PrimaryMember) {
 			return errMemberNotFound(m.GetRecord(), m.GetMember())
 		}
 		id, err := newID()

@@ -12,6 +12,7 @@ import (
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/rules"
 )
 
 // ListPrices implements adminv1connect.PriceServiceHandler.
@@ -84,7 +85,7 @@ func PriceEntries(r *Record, model string) []*adminv1.PriceEntry {
 		}
 		sortByName(eps, func(e ep) string { return e.name })
 	} else {
-		eps = []ep{{PrimaryMember, nil}}
+		eps = []ep{{rules.PrimaryMember, nil}}
 	}
 	resolved := make([][]*adminv1.ResolvedPrice, len(eps))
 	priced := map[string]bool{}
@@ -215,7 +216,7 @@ func updatePrices(stored *Record, m *adminv1.UpdatePricesRequest) (*Record, erro
 // a member rec lacks is errMemberNotFound.
 func priceTarget(rec *Record, member string) (*Member, error) {
 	switch {
-	case member == "" || (!rec.Pool && member == PrimaryMember):
+	case member == "" || (!rec.Pool && member == rules.PrimaryMember):
 		return nil, nil
 	case !rec.Pool:
 		return nil, errMemberNotFound(rec.Name, member)

@@ -20,6 +20,7 @@ import (
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/rules"
 )
 
 func mask(paths ...string) *fieldmaskpb.FieldMask { return &fieldmaskpb.FieldMask{Paths: paths} }
@@ -291,7 +292,7 @@ func TestPlainToPoolAndBack(t *testing.T) {
 		t.Errorf("text-embed-3 kind = %v, want embeddings", k)
 	}
 	d := mustOK(c.providers.GetProvider(ctx, req(&adminv1.GetProviderRequest{Tenant: "acme", Name: "oai"})))(t).GetDetail()
-	if len(d.GetMembers()) != 1 || d.GetMembers()[0].GetMember().GetName() != PrimaryMember || d.GetMembers()[0].GetEffective().GetLimits().GetRpm() != 500 {
+	if len(d.GetMembers()) != 1 || d.GetMembers()[0].GetMember().GetName() != rules.PrimaryMember || d.GetMembers()[0].GetEffective().GetLimits().GetRpm() != 500 {
 		t.Fatalf("plain record's primary = %v", d.GetMembers())
 	}
 

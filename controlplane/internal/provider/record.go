@@ -5,6 +5,7 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/formats"
 	"weir.dev/routing/rules"
 )
 
@@ -21,11 +22,6 @@ const (
 	maxAccountLen  = 128
 	maxVersionLen  = 64
 	maxRegionRules = 64
-
-	// PrimaryMember is the name a plain record's own endpoint goes by: in
-	// GetProvider, ResetPoolMember, ListPrices, and as the default member a
-	// plain record's endpoint becomes when a member is added to it.
-	PrimaryMember = "primary"
 )
 
 // Record is a provider record as validation, resolution and warnings see
@@ -181,31 +177,9 @@ func defaultKeyHeader(w configv1.WireFormat) string {
 }
 
 // WireName is the stored name of a wire format ("openai", ...), or "" for
-// an unspecified or unknown one.
-func WireName(w configv1.WireFormat) string {
-	switch w {
-	case configv1.WireFormat_WIRE_FORMAT_OPENAI:
-		return "openai"
-	case configv1.WireFormat_WIRE_FORMAT_ANTHROPIC:
-		return "anthropic"
-	case configv1.WireFormat_WIRE_FORMAT_BEDROCK:
-		return "bedrock"
-	}
-	return ""
-}
+// an unspecified or unknown one (formats.WireFormats).
+func WireName(w configv1.WireFormat) string { return formats.WireFormats.Stored(w) }
 
 // authKindName is the stored name of an auth kind ("api_key", ...), or ""
-// for an unspecified or unknown one.
-func authKindName(k configv1.AuthKind) string {
-	switch k {
-	case configv1.AuthKind_AUTH_KIND_API_KEY:
-		return "api_key"
-	case configv1.AuthKind_AUTH_KIND_SIGV4:
-		return "sigv4"
-	case configv1.AuthKind_AUTH_KIND_OAUTH2:
-		return "oauth2"
-	case configv1.AuthKind_AUTH_KIND_NONE:
-		return "none"
-	}
-	return ""
-}
+// for an unspecified or unknown one (formats.AuthKinds).
+func authKindName(k configv1.AuthKind) string { return formats.AuthKinds.Stored(k) }

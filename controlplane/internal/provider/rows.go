@@ -13,6 +13,7 @@ import (
 	"weir.dev/db/sqlc"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/formats"
 )
 
 // This file maps between the database rows (migrations 000002) and the
@@ -371,23 +372,11 @@ func (c memberColumns) update(tenant pgtype.UUID, record, name string) sqlc.Upda
 
 // ParseWire is the wire format a stored name (WireName) stands for; false
 // for an unknown name.
-func ParseWire(s string) (configv1.WireFormat, bool) {
-	for _, w := range []configv1.WireFormat{configv1.WireFormat_WIRE_FORMAT_OPENAI, configv1.WireFormat_WIRE_FORMAT_ANTHROPIC, configv1.WireFormat_WIRE_FORMAT_BEDROCK} {
-		if WireName(w) == s {
-			return w, true
-		}
-	}
-	return configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED, false
-}
+func ParseWire(s string) (configv1.WireFormat, bool) { return formats.WireFormats.ParseStored(s) }
 
-func parseAuthKind(s string) (configv1.AuthKind, bool) {
-	for _, k := range []configv1.AuthKind{configv1.AuthKind_AUTH_KIND_API_KEY, configv1.AuthKind_AUTH_KIND_SIGV4, configv1.AuthKind_AUTH_KIND_OAUTH2, configv1.AuthKind_AUTH_KIND_NONE} {
-		if authKindName(k) == s {
-			return k, true
-		}
-	}
-	return configv1.AuthKind_AUTH_KIND_UNSPECIFIED, false
-}
+// parseAuthKind is the auth kind a stored name (authKindName) stands for;
+// false for an unknown name.
+func parseAuthKind(s string) (configv1.AuthKind, bool) { return formats.AuthKinds.ParseStored(s) }
 
 func modelKindName(k configv1.ModelKind) string {
 	if k == configv1.ModelKind_MODEL_KIND_EMBEDDINGS {

@@ -23,6 +23,7 @@ import (
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/rules"
 )
 
 // DefaultViewMaxAge is how long an edge's view of a member counts as
@@ -257,9 +258,9 @@ func recordProto(st *stored, tenant string, sharedWith []string) *adminv1.Provid
 func memberDetails(st *stored, views map[string][]*adminv1.EdgeView) []*adminv1.MemberDetail {
 	if !st.rec.Pool {
 		return []*adminv1.MemberDetail{{
-			Member:    &adminv1.PoolMember{Name: PrimaryMember, Spec: &adminv1.PoolMemberSpec{}},
+			Member:    &adminv1.PoolMember{Name: rules.PrimaryMember, Spec: &adminv1.PoolMemberSpec{}},
 			Effective: Effective(st.rec, nil),
-			EdgeViews: views[PrimaryMember],
+			EdgeViews: views[rules.PrimaryMember],
 		}}
 	}
 	var out []*adminv1.MemberDetail

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/formats"
 )
 
 // Env is what validation and warnings need to know besides the record.
@@ -89,11 +90,9 @@ func (v *validator) record() {
 	if !ValidName(r.Name) {
 		v.ps.add(r.nameField(), CodeInvalidName, "%s %s", strconv.Quote(r.Name), nameRule)
 	}
-	switch w := s.GetWireFormat(); w {
-	case configv1.WireFormat_WIRE_FORMAT_OPENAI, configv1.WireFormat_WIRE_FORMAT_ANTHROPIC, configv1.WireFormat_WIRE_FORMAT_BEDROCK:
-	case configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED:
-		v.ps.add(r.specField("wire_format"), CodeRequired, "missing: must be openai, anthropic or bedrock (or give a preset)")
-	default:
+	if w := s.GetWireFormat(); w == configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+		v.ps.add(r.specField("wire_format"), CodeRequired, "missing: must be %s (or give a preset)", formats.WireFormats.StoredChoices())
+	} else if _, known := formats.WireFormats.ByEnum(w); !known {
 		v.ps.add(r.specField("wire_format"), CodeInvalidValue, "unknown value %d", int32(w))
 	}
 	v.recordModels()

@@ -10,6 +10,7 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/rules"
 )
 
 // Warning codes (common.proto Warning.code).
@@ -75,7 +76,7 @@ func warningEndpoints(r *Record) ([]warnEndpoint, map[string]string) {
 			}
 		}
 	} else {
-		eps = append(eps, warnEndpoint{PrimaryMember, Effective(r, nil)})
+		eps = append(eps, warnEndpoint{rules.PrimaryMember, Effective(r, nil)})
 	}
 	return eps, accounts
 }

@@ -14,6 +14,7 @@ import (
 
 	"weir.dev/db/sqlc"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/formats"
 )
 
 // recordRows are the rows of one owner's provider records.
@@ -141,32 +142,10 @@ func (b *builder) records(owner pgtype.UUID, in recordRows) []*configv1.Provider
 }
 
 // wireFormat maps provider_records.wire_format.
-func wireFormat(s string) (configv1.WireFormat, bool) {
-	switch s {
-	case "openai":
-		return configv1.WireFormat_WIRE_FORMAT_OPENAI, true
-	case "anthropic":
-		return configv1.WireFormat_WIRE_FORMAT_ANTHROPIC, true
-	case "bedrock":
-		return configv1.WireFormat_WIRE_FORMAT_BEDROCK, true
-	}
-	return configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED, false
-}
+func wireFormat(s string) (configv1.WireFormat, bool) { return formats.WireFormats.ParseStored(s) }
 
 // authKind maps the auth_kind column of records and members.
-func authKind(s string) (configv1.AuthKind, bool) {
-	switch s {
-	case "api_key":
-		return configv1.AuthKind_AUTH_KIND_API_KEY, true
-	case "sigv4":
-		return configv1.AuthKind_AUTH_KIND_SIGV4, true
-	case "oauth2":
-		return configv1.AuthKind_AUTH_KIND_OAUTH2, true
-	case "none":
-		return configv1.AuthKind_AUTH_KIND_NONE, true
-	}
-	return configv1.AuthKind_AUTH_KIND_UNSPECIFIED, false
-}
+func authKind(s string) (configv1.AuthKind, bool) { return formats.AuthKinds.ParseStored(s) }
 
 // modelKind maps record_models.kind.
 func modelKind(s string) (configv1.ModelKind, bool) {

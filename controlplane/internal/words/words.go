@@ -14,11 +14,12 @@
 //     transport, key_refused, unknown_outcome, client_error, timeout,
 //     cancelled, mid_stream, key_unavailable, disabled;
 //   - wire formats: openai, anthropic, bedrock (and gemini where the API has
-//     it);
+//     it), from weir.dev/routing/formats;
 //   - presets (`--preset`): openai, azure-openai, anthropic, bedrock, vllm
 //     (and gemini, vertex where the API has them);
 //   - auth kinds (`--auth-kind`): api-key, sigv4, oauth2, none (and
-//     google-service-account where the API has it);
+//     google-service-account where the API has it), from
+//     weir.dev/routing/formats;
 //   - record kinds: plain, pool; budget periods: day, month, total; roles:
 //     cluster-admin, tenant-admin, provider-admin, cost-owner; doctor
 //     severities: info, warning, error; model kinds: chat, embeddings;
@@ -41,6 +42,7 @@ import (
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/formats"
 )
 
 // spelling is how the values of one enum type are written: the protobuf
@@ -64,10 +66,6 @@ func spellingOf(name protoreflect.FullName) (spelling, bool) {
 		return spelling{"DIMENSION_", "-"}, true
 	case telemetryv1.HeadroomSource(0).Descriptor().FullName():
 		return spelling{"HEADROOM_SOURCE_", "-"}, true
-	case configv1.WireFormat(0).Descriptor().FullName():
-		return spelling{"WIRE_FORMAT_", "-"}, true
-	case configv1.AuthKind(0).Descriptor().FullName():
-		return spelling{"AUTH_KIND_", "-"}, true
 	case configv1.ModelKind(0).Descriptor().FullName():
 		return spelling{"MODEL_KIND_", "-"}, true
 	case configv1.BudgetPeriod(0).Descriptor().FullName():
@@ -86,6 +84,21 @@ func spellingOf(name protoreflect.FullName) (spelling, bool) {
 	return spelling{}, false
 }
 
+// tableWord returns the word of a wire format or an auth kind from the
+// one table of their names (weir.dev/routing/formats); false for other
+// enums and for a value the table lacks (spelled by the default rule of Of).
+func tableWord(ed protoreflect.EnumDescriptor, n protoreflect.EnumNumber) (string, bool) {
+	switch ed.FullName() {
+	case configv1.WireFormat(0).Descriptor().FullName():
+		x, ok := formats.WireFormats.ByEnum(configv1.WireFormat(n))
+		return x.Word, ok
+	case configv1.AuthKind(0).Descriptor().FullName():
+		x, ok := formats.AuthKinds.ByEnum(configv1.AuthKind(n))
+		return x.Word, ok
+	}
+	return "", false
+}
+
 // Of returns the word of any enum value: "" for the zero (unspecified)
 // value, else the value's protobuf name without its type prefix, lower case,
 // '_' replaced by the enum's separator. An enum this package does not list
@@ -99,6 +112,9 @@ func Of(e protoreflect.Enum) string {
 func word(ed protoreflect.EnumDescriptor, n protoreflect.EnumNumber) string {
 	if n == 0 {
 		return ""
+	}
+	if w, ok := tableWord(ed, n); ok {
+		return w
 	}
 	sp, ok := spellingOf(ed.FullName())
 	if !ok {
