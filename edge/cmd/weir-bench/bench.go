@@ -535,11 +535,33 @@ func bench(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	self0, _ := cpuTime(os.Getpid())
 	res := &results{cfg: cfg, started: started, loadBefore: loadAvg()}
+	if err := r.measureChat(ctx, res); err != nil {
+		return err
+	}
+	if err := r.measureStreams(ctx, res); err != nil {
+		return err
+	}
+	if err := r.measureMemory(ctx, res); err != nil {
+		return err
+	}
+	self1, _ := cpuTime(os.Getpid())
+	res.selfCPU = self1 - self0
+	res.took = time.Since(started)
+	res.loadAfter = loadAvg()
+	return writeReport(res, stdout)
+}
 
+// measureChat measures non-streaming chat into res: a warm-up, the fixed
+// rates (res.chat), the maximum-rate search (res.max) and, with
+// cfg.Profile set, a CPU profile of the edge at the rate nearest 2000 rps.
+// It returns the first error.
+func (r *rig) measureChat(ctx context.Context, res *results) error {
+	cfg := r.cfg
 	chat := chatBody(bodySize, false)
 	if err := r.warmUp(ctx, chat, false); err != nil {
 		return err
 	}
+	var err error
 	if res.chat, err = r.fixedRates(ctx, "chat", cfg.Rates, chat, false, cfg.Conns); err != nil {
 		return err
 	}
@@ -551,8 +573,16 @@ func bench(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 			return err
 		}
 	}
+	return nil
+}
 
-	// Streaming: the fake now spends TokenDelay per token.
+// measureStreams restarts the fake to spend cfg.TokenDelay per token and
+// measures streaming chat into res: a warm-up, the fixed rates (res.stream)
+// and, with cfg.Profile set, a CPU profile of the edge at the highest
+// stream rate, written next to cfg.Profile with "-stream" before its
+// extension. It returns the first error.
+func (r *rig) measureStreams(ctx context.Context, res *results) error {
+	cfg := r.cfg
 	if err := r.startFake(ctx, cfg.Tokens, cfg.TokenDelay); err != nil {
 		return err
 	}
@@ -560,6 +590,7 @@ func bench(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err := r.warmUp(ctx, stream, true); err != nil {
 		return err
 	}
+	var err error
 	if res.stream, err = r.fixedRates(ctx, "stream", cfg.StreamRates, stream, true, 2*cfg.Conns); err != nil {
 		return err
 	}
@@ -570,13 +601,19 @@ func bench(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 			return err
 		}
 	}
+	return nil
+}
 
-	// Memory: streams a second per token stay open while RSS is read.
-	if err := r.startFake(ctx, cfg.Tokens, time.Second); err != nil {
+// measureMemory restarts the fake to spend a second per token, so that
+// streams stay open while RSS is read, and measures the edge's then the
+// proxy's memory with cfg.Streams open streams into res.mem, pausing half a
+// second after each. It returns the first error.
+func (r *rig) measureMemory(ctx context.Context, res *results) error {
+	if err := r.startFake(ctx, r.cfg.Tokens, time.Second); err != nil {
 		return err
 	}
 	for _, t := range []*target{r.edgeT, r.proxyT} {
-		m, err := r.memoryWithStreams(ctx, t, cfg.Streams)
+		m, err := r.memoryWithStreams(ctx, t, r.cfg.Streams)
 		if err != nil {
 			return err
 		}
@@ -585,15 +622,16 @@ func bench(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 			return err
 		}
 	}
-	self1, _ := cpuTime(os.Getpid())
-	res.selfCPU = self1 - self0
-	res.took = time.Since(started)
-	res.loadAfter = loadAvg()
+	return nil
+}
 
+// writeReport renders the report of res, prints it to stdout and, with
+// res.cfg.Out set, writes it to that file too, returning the write's error.
+func writeReport(res *results, stdout io.Writer) error {
 	report := renderReport(res)
 	fmt.Fprint(stdout, report)
-	if cfg.Out != "" {
-		if err := os.WriteFile(cfg.Out, []byte(report), 0o644); err != nil {
+	if res.cfg.Out != "" {
+		if err := os.WriteFile(res.cfg.Out, []byte(report), 0o644); err != nil {
 			return err
 		}
 	}

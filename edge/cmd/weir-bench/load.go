@@ -173,9 +173,21 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) *loadResul
 			}
 		})
 	}
-	// The schedule: request i is due at start + i×interval. Every wake-up
-	// sends all that are due, so a late timer never lowers the rate; the
-	// lateness shows in the latencies, which count from the due time.
+	sendSchedule(rctx, jobs, n, start, interval)
+	close(jobs)
+	wg.Wait()
+
+	res := tally(outs, spec.Rate, n)
+	res.Span = answerSpan(outs, res.OK, schedEnd.Sub(start), interval)
+	return res
+}
+
+// sendSchedule sends on jobs the due times of n requests, request i due at
+// start + i×interval, each once it is due; it returns when all are sent or
+// ctx ends (then with the rest unsent). jobs must have room for n. Every
+// wake-up sends all that are due, so a late timer never lowers the rate;
+// the lateness shows in the latencies, which count from the due time.
+func sendSchedule(ctx context.Context, jobs chan<- time.Time, n int, start time.Time, interval float64) {
 	for i := 0; i < n; {
 		now := time.Now()
 		for ; i < n; i++ {
@@ -191,19 +203,23 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) *loadResul
 		next := start.Add(time.Duration(float64(i) * interval))
 		t := time.NewTimer(time.Until(next))
 		select {
-		case <-rctx.Done():
+		case <-ctx.Done():
 			t.Stop()
 		case <-t.C:
 		}
-		if rctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
 	}
-	close(jobs)
-	wg.Wait()
+}
 
-	res := &loadResult{Rate: spec.Rate, Scheduled: n, ErrorKinds: map[string]int{}}
-	var first, last time.Time
+// tally counts the outcomes of a run of n scheduled requests at rate (one
+// list per worker) into a loadResult without its Span: the latencies and
+// times to first byte of the OK ones, the errors by kind, cut streams and
+// unsent requests. Requests with no outcome (never handed to a worker, ctx
+// having ended the schedule early) count as unsent errors.
+func tally(outs [][]outcome, rate float64, n int) *loadResult {
+	res := &loadResult{Rate: rate, Scheduled: n, ErrorKinds: map[string]int{}}
 	done := 0
 	for _, list := range outs {
 		for _, o := range list {
@@ -213,12 +229,6 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) *loadResul
 				res.OK++
 				res.Latency = append(res.Latency, o.latency)
 				res.TTFB = append(res.TTFB, o.ttfb)
-				if first.IsZero() || o.finishedT.Before(first) {
-					first = o.finishedT
-				}
-				if o.finishedT.After(last) {
-					last = o.finishedT
-				}
 			default:
 				res.Errors++
 				res.ErrorKinds[o.kind]++
@@ -231,22 +241,38 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) *loadResul
 			}
 		}
 	}
-	// Requests never handed to a worker (ctx ended the schedule early).
 	if missing := n - done; missing > 0 {
 		res.Errors += missing
 		res.Unsent += missing
 		res.ErrorKinds["unsent"] += missing
 	}
-	// The span is the window the answers came in, plus one interval (n
-	// answers due 1/rate apart take n intervals), and at least the
-	// schedule: answers that keep up arrive at the rate, answers held up
-	// spread over a longer window. Long requests (streams) do not lower
-	// the rate by their length.
-	res.Span = schedEnd.Sub(start)
-	if res.OK > 0 {
-		res.Span = max(res.Span, last.Sub(first)+time.Duration(interval))
-	}
 	return res
+}
+
+// answerSpan returns a run's span: the window the ok OK answers among outs
+// came in, plus one interval (n answers due 1/rate apart take n intervals),
+// and at least sched, the schedule's length: answers that keep up arrive at
+// the rate, answers held up spread over a longer window. Long requests
+// (streams) do not lower the rate by their length.
+func answerSpan(outs [][]outcome, ok int, sched time.Duration, interval float64) time.Duration {
+	if ok == 0 {
+		return sched
+	}
+	var first, last time.Time
+	for _, list := range outs {
+		for _, o := range list {
+			if !o.ok {
+				continue
+			}
+			if first.IsZero() || o.finishedT.Before(first) {
+				first = o.finishedT
+			}
+			if o.finishedT.After(last) {
+				last = o.finishedT
+			}
+		}
+	}
+	return max(sched, last.Sub(first)+time.Duration(interval))
 }
 
 // doneMarker ends every complete OpenAI stream.

@@ -116,21 +116,48 @@ func (c *call) answerMessages(maxTokens *int, stream bool, em emitter) {
 		StopSequence: nil,
 	}
 	if !stream {
-		if !c.waitWhole(u.output) {
-			return
-		}
-		msg.Content = append(msg.Content, anthropicBlock{Type: "text", Text: c.text(u.output)})
-		msg.StopReason = &stop
-		msg.Usage = newAnthropicUsage(u, u.output)
-		if c.route.flavor == FlavorBedrock {
-			h := c.w.Header()
-			h.Set("X-Amzn-Bedrock-Input-Token-Count", itoa(u.prompt))
-			h.Set("X-Amzn-Bedrock-Output-Token-Count", itoa(u.output))
-			h.Set("X-Amzn-Bedrock-Invocation-Latency", itoa(int((c.set.latency + c.set.tokenDelay*timeDur(u.output)).Milliseconds())))
-		}
-		c.writeJSON(http.StatusOK, msg)
+		c.answerWholeMessage(msg, u, stop)
 		return
 	}
+	c.streamMessage(msg, u, stop, em)
+}
+
+// invocationLatencyMs is the latency, in milliseconds, Bedrock reports for
+// a call answering output tokens: the first-byte latency plus a token delay
+// per token.
+func (c *call) invocationLatencyMs(output int) int {
+	return int((c.set.latency + c.set.tokenDelay*timeDur(output)).Milliseconds())
+}
+
+// answerWholeMessage waits as long as the answer of u.output tokens takes,
+// then answers 200 with msg (the message without content, stop reason and
+// usage) completed: one text block of u.output tokens, stop as stop reason,
+// u as usage, and for Bedrock the token counts and latency headers. It
+// answers nothing when the wait is cut short.
+func (c *call) answerWholeMessage(msg anthropicMessage, u usage, stop string) {
+	if !c.waitWhole(u.output) {
+		return
+	}
+	msg.Content = append(msg.Content, anthropicBlock{Type: "text", Text: c.text(u.output)})
+	msg.StopReason = &stop
+	msg.Usage = newAnthropicUsage(u, u.output)
+	if c.route.flavor == FlavorBedrock {
+		h := c.w.Header()
+		h.Set("X-Amzn-Bedrock-Input-Token-Count", itoa(u.prompt))
+		h.Set("X-Amzn-Bedrock-Output-Token-Count", itoa(u.output))
+		h.Set("X-Amzn-Bedrock-Invocation-Latency", itoa(c.invocationLatencyMs(u.output)))
+	}
+	c.writeJSON(http.StatusOK, msg)
+}
+
+// streamMessage waits the first-byte latency, starts the stream (SSE when
+// em is nil, else em's AWS event stream) and sends the Anthropic event
+// sequence of msg (the message without content, stop reason and usage):
+// message_start, content_block_start, a ping (Anthropic only), one
+// content_block_delta per output token a token delay apart, then the end
+// of the sequence (see endMessageStream). It stops at the first wait cut
+// short or event that cannot be sent.
+func (c *call) streamMessage(msg anthropicMessage, u usage, stop string, em emitter) {
 	if !c.sleep(c.set.latency) {
 		return
 	}
@@ -170,6 +197,15 @@ func (c *call) answerMessages(maxTokens *int, stream bool, em emitter) {
 			return
 		}
 	}
+	c.endMessageStream(u, stop, em)
+}
+
+// endMessageStream sends the end of an Anthropic event sequence through em:
+// content_block_stop, message_delta (stop as stop reason, u.output output
+// tokens), message_stop (with Bedrock's invocation metrics for Bedrock),
+// then finishes the stream. It stops at the first event that cannot be
+// sent, without finishing the stream.
+func (c *call) endMessageStream(u usage, stop string, em emitter) {
 	if !em.emit("content_block_stop", []byte(`{"type":"content_block_stop","index":0}`)) {
 		return
 	}
@@ -196,7 +232,7 @@ func (c *call) answerMessages(maxTokens *int, stream bool, em emitter) {
 			"amazon-bedrock-invocationMetrics": map[string]int{
 				"inputTokenCount":   u.prompt,
 				"outputTokenCount":  u.output,
-				"invocationLatency": int((c.set.latency + c.set.tokenDelay*timeDur(u.output)).Milliseconds()),
+				"invocationLatency": c.invocationLatencyMs(u.output),
 				"firstByteLatency":  int(c.set.latency.Milliseconds()),
 			},
 		})

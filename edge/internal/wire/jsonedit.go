@@ -180,74 +180,133 @@ var ErrBadValue = errors.New("edit value is not valid JSON")
 // carries no valid JSON value. On input that is not valid JSON it may return
 // an error or bytes of no particular meaning, but it never panics.
 func EditTop(b []byte, edits ...Edit) ([]byte, error) {
-	for _, e := range edits {
-		if !e.Delete && !json.Valid(e.Raw) {
-			return nil, ErrBadValue
-		}
+	if err := checkEdits(edits); err != nil {
+		return nil, err
 	}
 	ms, end, err := topLevel(b)
 	if err != nil {
 		return nil, err
 	}
-	// final[i] is the index in edits of the edit that decides edits[i].Key
-	// (the last of that key); last[i] the index in ms of that key's last
-	// occurrence, or -1.
-	final := make([]int, len(edits))
-	last := make([]int, len(edits))
-	for i, e := range edits {
-		final[i], last[i] = i, -1
-		for j := len(edits) - 1; j > i; j-- {
-			if edits[j].Key == e.Key {
-				final[i] = j
-				break
-			}
-		}
-	}
-	decide := func(key string) int {
-		for i, e := range edits {
-			if e.Key == key {
-				return final[i]
-			}
-		}
-		return -1
-	}
-	for k, m := range ms {
-		if d := decide(m.key); d >= 0 {
-			last[d] = k
-		}
-	}
-	grow := len(b)
-	for _, e := range edits {
-		grow += len(e.Key) + len(e.Raw) + 8
-	}
-	out := make([]byte, 0, grow)
+	// final and last are made here, not in plan, so that, being small and
+	// not escaping, they can live on EditTop's stack.
+	p := editPlan{edits: edits, final: make([]int, len(edits)), last: make([]int, len(edits))}
+	p.plan(ms)
+	out := make([]byte, 0, editedCap(b, edits))
 	if len(ms) == 0 {
 		out = append(out, b[:end]...)
 	} else {
 		out = append(out, b[:ms[0].keyStart]...)
 	}
+	out, wrote := p.appendMembers(out, b, ms)
+	out = p.appendAbsent(out, wrote)
+	if len(ms) == 0 {
+		out = append(out, b[end:]...)
+	} else {
+		out = append(out, b[ms[len(ms)-1].valEnd:]...)
+	}
+	return out, nil
+}
+
+// checkEdits returns ErrBadValue when a setting edit's Raw is not one valid
+// JSON value, and nil otherwise; deleting edits are not looked at.
+func checkEdits(edits []Edit) error {
+	for _, e := range edits {
+		if !e.Delete && !json.Valid(e.Raw) {
+			return ErrBadValue
+		}
+	}
+	return nil
+}
+
+// editedCap returns the capacity EditTop allocates for its result: b's
+// length plus, per edit, room for its quoted key, its value and the
+// punctuation around them, so that the result is usually written without
+// growing (a key needing escapes may take more).
+func editedCap(b []byte, edits []Edit) int {
+	grow := len(b)
+	for _, e := range edits {
+		grow += len(e.Key) + len(e.Raw) + 8
+	}
+	return grow
+}
+
+// editPlan is what EditTop decides before it writes: which edit decides
+// each edited key and which member of the body that key last occurs as.
+type editPlan struct {
+	edits []Edit
+	// final[i] is the index in edits of the edit that decides edits[i].Key
+	// (the last of that key); last[i] the index in ms of that key's last
+	// occurrence, or -1; last is meaningful only at deciding indexes.
+	final, last []int
+}
+
+// plan fills in p.final and p.last (both len(p.edits) long) for applying
+// p.edits to an object whose top-level members are ms: of several edits of
+// one key the last decides, and a key's last occurrence in ms is the one a
+// Set replaces.
+func (p *editPlan) plan(ms []member) {
+	edits := p.edits
+	for i, e := range edits {
+		p.final[i], p.last[i] = i, -1
+		for j := len(edits) - 1; j > i; j-- {
+			if edits[j].Key == e.Key {
+				p.final[i] = j
+				break
+			}
+		}
+	}
+	for k, m := range ms {
+		if d := p.decide(m.key); d >= 0 {
+			p.last[d] = k
+		}
+	}
+}
+
+// decide returns the index in p.edits of the edit that decides key (the
+// last edit of that key), or -1 when no edit names key.
+func (p *editPlan) decide(key string) int {
+	for i, e := range p.edits {
+		if e.Key == key {
+			return p.final[i]
+		}
+	}
+	return -1
+}
+
+// appendMembers appends to out the members ms of b as the plan edits them,
+// in order: a member no edit names is copied verbatim; a Set key's last
+// occurrence is copied with its value replaced; deleted members and earlier
+// occurrences of a Set key are dropped. Between two members written it
+// copies the separator (whitespace, one comma, whitespace) that followed
+// the first of them in b. It returns out and whether it wrote any member.
+func (p *editPlan) appendMembers(out, b []byte, ms []member) ([]byte, bool) {
 	prev := -1 // the last member written, as an index in ms
 	for k, m := range ms {
-		d := decide(m.key)
-		if d >= 0 && (edits[d].Delete || last[d] != k) {
+		d := p.decide(m.key)
+		if d >= 0 && (p.edits[d].Delete || p.last[d] != k) {
 			continue
 		}
 		if prev >= 0 {
-			// the separator that followed the previous member written:
-			// whitespace, one comma, whitespace
 			out = append(out, b[ms[prev].valEnd:ms[prev+1].keyStart]...)
 		}
 		if d >= 0 {
 			out = append(out, b[m.keyStart:m.valStart]...)
-			out = append(out, edits[d].Raw...)
+			out = append(out, p.edits[d].Raw...)
 		} else {
 			out = append(out, b[m.keyStart:m.valEnd]...)
 		}
 		prev = k
 	}
-	wrote := prev >= 0
-	for i, e := range edits {
-		if final[i] != i || e.Delete || last[i] >= 0 {
+	return out, prev >= 0
+}
+
+// appendAbsent appends to out, in the order of their deciding edits, a
+// member for each key that a Set decides and the body lacks: the key
+// JSON-quoted, a colon and the Set's value, each preceded by a comma when a
+// member was already written (wrote, then any appended here). It returns out.
+func (p *editPlan) appendAbsent(out []byte, wrote bool) []byte {
+	for i, e := range p.edits {
+		if p.final[i] != i || e.Delete || p.last[i] >= 0 {
 			continue
 		}
 		if wrote {
@@ -259,12 +318,7 @@ func EditTop(b []byte, edits ...Edit) ([]byte, error) {
 		out = append(out, e.Raw...)
 		wrote = true
 	}
-	if len(ms) == 0 {
-		out = append(out, b[end:]...)
-	} else {
-		out = append(out, b[ms[len(ms)-1].valEnd:]...)
-	}
-	return out, nil
+	return out
 }
 
 // TopValue returns the raw JSON value of a top-level member of an object
