@@ -166,6 +166,77 @@ func (x *Warning) GetMembers() []string {
 	return nil
 }
 
+// Change is one field a request changes (or, with validate_only, would
+// change), for a preview before saving. Secrets are referred to by name only,
+// so no value here is ever a secret.
+type Change struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// field is the path of the changed field in the same form as
+	// Problem.field: "spec.region", "spec.prices[gpt-4o]",
+	// "members[eu].spec.weight", "members[eu]" for a whole member added or
+	// removed, "name" for a record created.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// before is the value before the change as one line of text; empty when
+	// the field was not set (or the record or member did not exist).
+	Before string `protobuf:"bytes,2,opt,name=before,proto3" json:"before,omitempty"`
+	// after is the value after the change as one line of text; empty when the
+	// field is cleared (or the member removed).
+	After         string `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Change) Reset() {
+	*x = Change{}
+	mi := &file_weir_admin_v1_common_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Change) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Change) ProtoMessage() {}
+
+func (x *Change) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_admin_v1_common_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Change.ProtoReflect.Descriptor instead.
+func (*Change) Descriptor() ([]byte, []int) {
+	return file_weir_admin_v1_common_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Change) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *Change) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+func (x *Change) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
 // Problem is one validation failure of a request.
 type Problem struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -186,7 +257,7 @@ type Problem struct {
 
 func (x *Problem) Reset() {
 	*x = Problem{}
-	mi := &file_weir_admin_v1_common_proto_msgTypes[1]
+	mi := &file_weir_admin_v1_common_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -198,7 +269,7 @@ func (x *Problem) String() string {
 func (*Problem) ProtoMessage() {}
 
 func (x *Problem) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_admin_v1_common_proto_msgTypes[1]
+	mi := &file_weir_admin_v1_common_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -211,7 +282,7 @@ func (x *Problem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Problem.ProtoReflect.Descriptor instead.
 func (*Problem) Descriptor() ([]byte, []int) {
-	return file_weir_admin_v1_common_proto_rawDescGZIP(), []int{1}
+	return file_weir_admin_v1_common_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Problem) GetField() string {
@@ -246,7 +317,7 @@ type ValidationError struct {
 
 func (x *ValidationError) Reset() {
 	*x = ValidationError{}
-	mi := &file_weir_admin_v1_common_proto_msgTypes[2]
+	mi := &file_weir_admin_v1_common_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -258,7 +329,7 @@ func (x *ValidationError) String() string {
 func (*ValidationError) ProtoMessage() {}
 
 func (x *ValidationError) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_admin_v1_common_proto_msgTypes[2]
+	mi := &file_weir_admin_v1_common_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -271,7 +342,7 @@ func (x *ValidationError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidationError.ProtoReflect.Descriptor instead.
 func (*ValidationError) Descriptor() ([]byte, []int) {
-	return file_weir_admin_v1_common_proto_rawDescGZIP(), []int{2}
+	return file_weir_admin_v1_common_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ValidationError) GetProblems() []*Problem {
@@ -290,7 +361,11 @@ const file_weir_admin_v1_common_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
 	"\x06record\x18\x03 \x01(\tR\x06record\x12\x18\n" +
-	"\amembers\x18\x04 \x03(\tR\amembers\"M\n" +
+	"\amembers\x18\x04 \x03(\tR\amembers\"L\n" +
+	"\x06Change\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x16\n" +
+	"\x06before\x18\x02 \x01(\tR\x06before\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\"M\n" +
 	"\aProblem\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
@@ -311,14 +386,15 @@ func file_weir_admin_v1_common_proto_rawDescGZIP() []byte {
 	return file_weir_admin_v1_common_proto_rawDescData
 }
 
-var file_weir_admin_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_weir_admin_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_weir_admin_v1_common_proto_goTypes = []any{
 	(*Warning)(nil),         // 0: weir.admin.v1.Warning
-	(*Problem)(nil),         // 1: weir.admin.v1.Problem
-	(*ValidationError)(nil), // 2: weir.admin.v1.ValidationError
+	(*Change)(nil),          // 1: weir.admin.v1.Change
+	(*Problem)(nil),         // 2: weir.admin.v1.Problem
+	(*ValidationError)(nil), // 3: weir.admin.v1.ValidationError
 }
 var file_weir_admin_v1_common_proto_depIdxs = []int32{
-	1, // 0: weir.admin.v1.ValidationError.problems:type_name -> weir.admin.v1.Problem
+	2, // 0: weir.admin.v1.ValidationError.problems:type_name -> weir.admin.v1.Problem
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
@@ -337,7 +413,7 @@ func file_weir_admin_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_admin_v1_common_proto_rawDesc), len(file_weir_admin_v1_common_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

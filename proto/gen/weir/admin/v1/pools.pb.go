@@ -43,8 +43,11 @@ type AddPoolMemberRequest struct {
 	// expected_revision, when not 0, must equal the existing record's revision
 	// or the request is Aborted.
 	ExpectedRevision uint64 `protobuf:"varint,8,opt,name=expected_revision,json=expectedRevision,proto3" json:"expected_revision,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// validate_only checks the request completely and writes nothing; see
+	// CreateProviderRequest.validate_only.
+	ValidateOnly  bool `protobuf:"varint,9,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AddPoolMemberRequest) Reset() {
@@ -133,6 +136,13 @@ func (x *AddPoolMemberRequest) GetExpectedRevision() uint64 {
 	return 0
 }
 
+func (x *AddPoolMemberRequest) GetValidateOnly() bool {
+	if x != nil {
+		return x.ValidateOnly
+	}
+	return false
+}
+
 type AddPoolMemberResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Record *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
@@ -142,8 +152,13 @@ type AddPoolMemberResponse struct {
 	// record_converted is true when a plain record became a pool.
 	RecordConverted bool       `protobuf:"varint,4,opt,name=record_converted,json=recordConverted,proto3" json:"record_converted,omitempty"`
 	Warnings        []*Warning `protobuf:"bytes,5,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// problems are set only with validate_only (see CreateProviderResponse).
+	Problems []*Problem `protobuf:"bytes,6,rep,name=problems,proto3" json:"problems,omitempty"`
+	// changes list what adding the member changes: the member's fields, and
+	// the record's when it is created or converted.
+	Changes       []*Change `protobuf:"bytes,7,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AddPoolMemberResponse) Reset() {
@@ -211,6 +226,20 @@ func (x *AddPoolMemberResponse) GetWarnings() []*Warning {
 	return nil
 }
 
+func (x *AddPoolMemberResponse) GetProblems() []*Problem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *AddPoolMemberResponse) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 // UpdatePoolMemberRequest is a partial update. Only the fields named in
 // update_mask change:
 //   - paths are PoolMemberSpec field names ("off", "weight", "region",
@@ -236,8 +265,11 @@ type UpdatePoolMemberRequest struct {
 	// expected_revision, when not 0, must equal the record's revision or the
 	// update is Aborted and changes nothing.
 	ExpectedRevision uint64 `protobuf:"varint,7,opt,name=expected_revision,json=expectedRevision,proto3" json:"expected_revision,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// validate_only checks the update completely and writes nothing; see
+	// CreateProviderRequest.validate_only.
+	ValidateOnly  bool `protobuf:"varint,8,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdatePoolMemberRequest) Reset() {
@@ -319,11 +351,22 @@ func (x *UpdatePoolMemberRequest) GetExpectedRevision() uint64 {
 	return 0
 }
 
+func (x *UpdatePoolMemberRequest) GetValidateOnly() bool {
+	if x != nil {
+		return x.ValidateOnly
+	}
+	return false
+}
+
 type UpdatePoolMemberResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Record        *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
-	Member        *MemberDetail          `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"`
-	Warnings      []*Warning             `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Record   *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	Member   *MemberDetail          `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"`
+	Warnings []*Warning             `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// problems are set only with validate_only (see CreateProviderResponse).
+	Problems []*Problem `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
+	// changes list each field of the member whose value the update changes.
+	Changes       []*Change `protobuf:"bytes,5,rep,name=changes,proto3" json:"changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -379,6 +422,20 @@ func (x *UpdatePoolMemberResponse) GetWarnings() []*Warning {
 	return nil
 }
 
+func (x *UpdatePoolMemberResponse) GetProblems() []*Problem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *UpdatePoolMemberResponse) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 type RemovePoolMemberRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Tenant string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
@@ -387,8 +444,11 @@ type RemovePoolMemberRequest struct {
 	// expected_revision, when not 0, must equal the record's revision or the
 	// removal is Aborted.
 	ExpectedRevision uint64 `protobuf:"varint,4,opt,name=expected_revision,json=expectedRevision,proto3" json:"expected_revision,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// validate_only checks the removal completely and writes nothing; see
+	// CreateProviderRequest.validate_only.
+	ValidateOnly  bool `protobuf:"varint,5,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RemovePoolMemberRequest) Reset() {
@@ -449,13 +509,25 @@ func (x *RemovePoolMemberRequest) GetExpectedRevision() uint64 {
 	return 0
 }
 
+func (x *RemovePoolMemberRequest) GetValidateOnly() bool {
+	if x != nil {
+		return x.ValidateOnly
+	}
+	return false
+}
+
 type RemovePoolMemberResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Record *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
 	// record_plain is true when the last member was removed and the record is
 	// plain again.
-	RecordPlain   bool       `protobuf:"varint,2,opt,name=record_plain,json=recordPlain,proto3" json:"record_plain,omitempty"`
-	Warnings      []*Warning `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	RecordPlain bool       `protobuf:"varint,2,opt,name=record_plain,json=recordPlain,proto3" json:"record_plain,omitempty"`
+	Warnings    []*Warning `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// problems are set only with validate_only (see CreateProviderResponse).
+	Problems []*Problem `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
+	// changes list the member removed and, when the record becomes plain, the
+	// record fields that take the last member's values.
+	Changes       []*Change `protobuf:"bytes,5,rep,name=changes,proto3" json:"changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -507,6 +579,20 @@ func (x *RemovePoolMemberResponse) GetRecordPlain() bool {
 func (x *RemovePoolMemberResponse) GetWarnings() []*Warning {
 	if x != nil {
 		return x.Warnings
+	}
+	return nil
+}
+
+func (x *RemovePoolMemberResponse) GetProblems() []*Problem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *RemovePoolMemberResponse) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
 	}
 	return nil
 }
@@ -749,7 +835,7 @@ var File_weir_admin_v1_pools_proto protoreflect.FileDescriptor
 
 const file_weir_admin_v1_pools_proto_rawDesc = "" +
 	"\n" +
-	"\x19weir/admin/v1/pools.proto\x12\rweir.admin.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aweir/admin/v1/common.proto\x1a\"weir/admin/v1/provider_types.proto\"\xd0\x02\n" +
+	"\x19weir/admin/v1/pools.proto\x12\rweir.admin.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aweir/admin/v1/common.proto\x1a\"weir/admin/v1/provider_types.proto\"\xf5\x02\n" +
 	"\x14AddPoolMemberRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06record\x18\x02 \x01(\tR\x06record\x12\x16\n" +
@@ -759,13 +845,16 @@ const file_weir_admin_v1_pools_proto_rawDesc = "" +
 	"\vrecord_spec\x18\x06 \x01(\v2\x1b.weir.admin.v1.ProviderSpecR\n" +
 	"recordSpec\x12#\n" +
 	"\rrecord_member\x18\a \x01(\tR\frecordMember\x12+\n" +
-	"\x11expected_revision\x18\b \x01(\x04R\x10expectedRevision\"\x89\x02\n" +
+	"\x11expected_revision\x18\b \x01(\x04R\x10expectedRevision\x12#\n" +
+	"\rvalidate_only\x18\t \x01(\bR\fvalidateOnly\"\xee\x02\n" +
 	"\x15AddPoolMemberResponse\x125\n" +
 	"\x06record\x18\x01 \x01(\v2\x1d.weir.admin.v1.ProviderRecordR\x06record\x123\n" +
 	"\x06member\x18\x02 \x01(\v2\x1b.weir.admin.v1.MemberDetailR\x06member\x12%\n" +
 	"\x0erecord_created\x18\x03 \x01(\bR\rrecordCreated\x12)\n" +
 	"\x10record_converted\x18\x04 \x01(\bR\x0frecordConverted\x122\n" +
-	"\bwarnings\x18\x05 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\"\xad\x02\n" +
+	"\bwarnings\x18\x05 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\x122\n" +
+	"\bproblems\x18\x06 \x03(\v2\x16.weir.admin.v1.ProblemR\bproblems\x12/\n" +
+	"\achanges\x18\a \x03(\v2\x15.weir.admin.v1.ChangeR\achanges\"\xd2\x02\n" +
 	"\x17UpdatePoolMemberRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06record\x18\x02 \x01(\tR\x06record\x12\x16\n" +
@@ -774,20 +863,26 @@ const file_weir_admin_v1_pools_proto_rawDesc = "" +
 	"\x04spec\x18\x05 \x01(\v2\x1d.weir.admin.v1.PoolMemberSpecR\x04spec\x12;\n" +
 	"\vupdate_mask\x18\x06 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
 	"updateMask\x12+\n" +
-	"\x11expected_revision\x18\a \x01(\x04R\x10expectedRevision\"\xba\x01\n" +
+	"\x11expected_revision\x18\a \x01(\x04R\x10expectedRevision\x12#\n" +
+	"\rvalidate_only\x18\b \x01(\bR\fvalidateOnly\"\x9f\x02\n" +
 	"\x18UpdatePoolMemberResponse\x125\n" +
 	"\x06record\x18\x01 \x01(\v2\x1d.weir.admin.v1.ProviderRecordR\x06record\x123\n" +
 	"\x06member\x18\x02 \x01(\v2\x1b.weir.admin.v1.MemberDetailR\x06member\x122\n" +
-	"\bwarnings\x18\x03 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\"\x8e\x01\n" +
+	"\bwarnings\x18\x03 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\x122\n" +
+	"\bproblems\x18\x04 \x03(\v2\x16.weir.admin.v1.ProblemR\bproblems\x12/\n" +
+	"\achanges\x18\x05 \x03(\v2\x15.weir.admin.v1.ChangeR\achanges\"\xb3\x01\n" +
 	"\x17RemovePoolMemberRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06record\x18\x02 \x01(\tR\x06record\x12\x16\n" +
 	"\x06member\x18\x03 \x01(\tR\x06member\x12+\n" +
-	"\x11expected_revision\x18\x04 \x01(\x04R\x10expectedRevision\"\xa8\x01\n" +
+	"\x11expected_revision\x18\x04 \x01(\x04R\x10expectedRevision\x12#\n" +
+	"\rvalidate_only\x18\x05 \x01(\bR\fvalidateOnly\"\x8d\x02\n" +
 	"\x18RemovePoolMemberResponse\x125\n" +
 	"\x06record\x18\x01 \x01(\v2\x1d.weir.admin.v1.ProviderRecordR\x06record\x12!\n" +
 	"\frecord_plain\x18\x02 \x01(\bR\vrecordPlain\x122\n" +
-	"\bwarnings\x18\x03 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\"\x84\x01\n" +
+	"\bwarnings\x18\x03 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\x122\n" +
+	"\bproblems\x18\x04 \x03(\v2\x16.weir.admin.v1.ProblemR\bproblems\x12/\n" +
+	"\achanges\x18\x05 \x03(\v2\x15.weir.admin.v1.ChangeR\achanges\"\x84\x01\n" +
 	"\x16ListPoolMembersRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06record\x18\x02 \x01(\tR\x06record\x12\x1b\n" +
@@ -844,8 +939,10 @@ var file_weir_admin_v1_pools_proto_goTypes = []any{
 	(*ProviderRecord)(nil),           // 13: weir.admin.v1.ProviderRecord
 	(*MemberDetail)(nil),             // 14: weir.admin.v1.MemberDetail
 	(*Warning)(nil),                  // 15: weir.admin.v1.Warning
-	(*fieldmaskpb.FieldMask)(nil),    // 16: google.protobuf.FieldMask
-	(*timestamppb.Timestamp)(nil),    // 17: google.protobuf.Timestamp
+	(*Problem)(nil),                  // 16: weir.admin.v1.Problem
+	(*Change)(nil),                   // 17: weir.admin.v1.Change
+	(*fieldmaskpb.FieldMask)(nil),    // 18: google.protobuf.FieldMask
+	(*timestamppb.Timestamp)(nil),    // 19: google.protobuf.Timestamp
 }
 var file_weir_admin_v1_pools_proto_depIdxs = []int32{
 	10, // 0: weir.admin.v1.AddPoolMemberRequest.preset:type_name -> weir.admin.v1.Preset
@@ -854,31 +951,37 @@ var file_weir_admin_v1_pools_proto_depIdxs = []int32{
 	13, // 3: weir.admin.v1.AddPoolMemberResponse.record:type_name -> weir.admin.v1.ProviderRecord
 	14, // 4: weir.admin.v1.AddPoolMemberResponse.member:type_name -> weir.admin.v1.MemberDetail
 	15, // 5: weir.admin.v1.AddPoolMemberResponse.warnings:type_name -> weir.admin.v1.Warning
-	10, // 6: weir.admin.v1.UpdatePoolMemberRequest.preset:type_name -> weir.admin.v1.Preset
-	11, // 7: weir.admin.v1.UpdatePoolMemberRequest.spec:type_name -> weir.admin.v1.PoolMemberSpec
-	16, // 8: weir.admin.v1.UpdatePoolMemberRequest.update_mask:type_name -> google.protobuf.FieldMask
-	13, // 9: weir.admin.v1.UpdatePoolMemberResponse.record:type_name -> weir.admin.v1.ProviderRecord
-	14, // 10: weir.admin.v1.UpdatePoolMemberResponse.member:type_name -> weir.admin.v1.MemberDetail
-	15, // 11: weir.admin.v1.UpdatePoolMemberResponse.warnings:type_name -> weir.admin.v1.Warning
-	13, // 12: weir.admin.v1.RemovePoolMemberResponse.record:type_name -> weir.admin.v1.ProviderRecord
-	15, // 13: weir.admin.v1.RemovePoolMemberResponse.warnings:type_name -> weir.admin.v1.Warning
-	14, // 14: weir.admin.v1.ListPoolMembersResponse.members:type_name -> weir.admin.v1.MemberDetail
-	17, // 15: weir.admin.v1.ResetPoolMemberResponse.issued_at:type_name -> google.protobuf.Timestamp
-	0,  // 16: weir.admin.v1.PoolService.AddPoolMember:input_type -> weir.admin.v1.AddPoolMemberRequest
-	2,  // 17: weir.admin.v1.PoolService.UpdatePoolMember:input_type -> weir.admin.v1.UpdatePoolMemberRequest
-	4,  // 18: weir.admin.v1.PoolService.RemovePoolMember:input_type -> weir.admin.v1.RemovePoolMemberRequest
-	6,  // 19: weir.admin.v1.PoolService.ListPoolMembers:input_type -> weir.admin.v1.ListPoolMembersRequest
-	8,  // 20: weir.admin.v1.PoolService.ResetPoolMember:input_type -> weir.admin.v1.ResetPoolMemberRequest
-	1,  // 21: weir.admin.v1.PoolService.AddPoolMember:output_type -> weir.admin.v1.AddPoolMemberResponse
-	3,  // 22: weir.admin.v1.PoolService.UpdatePoolMember:output_type -> weir.admin.v1.UpdatePoolMemberResponse
-	5,  // 23: weir.admin.v1.PoolService.RemovePoolMember:output_type -> weir.admin.v1.RemovePoolMemberResponse
-	7,  // 24: weir.admin.v1.PoolService.ListPoolMembers:output_type -> weir.admin.v1.ListPoolMembersResponse
-	9,  // 25: weir.admin.v1.PoolService.ResetPoolMember:output_type -> weir.admin.v1.ResetPoolMemberResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	16, // 6: weir.admin.v1.AddPoolMemberResponse.problems:type_name -> weir.admin.v1.Problem
+	17, // 7: weir.admin.v1.AddPoolMemberResponse.changes:type_name -> weir.admin.v1.Change
+	10, // 8: weir.admin.v1.UpdatePoolMemberRequest.preset:type_name -> weir.admin.v1.Preset
+	11, // 9: weir.admin.v1.UpdatePoolMemberRequest.spec:type_name -> weir.admin.v1.PoolMemberSpec
+	18, // 10: weir.admin.v1.UpdatePoolMemberRequest.update_mask:type_name -> google.protobuf.FieldMask
+	13, // 11: weir.admin.v1.UpdatePoolMemberResponse.record:type_name -> weir.admin.v1.ProviderRecord
+	14, // 12: weir.admin.v1.UpdatePoolMemberResponse.member:type_name -> weir.admin.v1.MemberDetail
+	15, // 13: weir.admin.v1.UpdatePoolMemberResponse.warnings:type_name -> weir.admin.v1.Warning
+	16, // 14: weir.admin.v1.UpdatePoolMemberResponse.problems:type_name -> weir.admin.v1.Problem
+	17, // 15: weir.admin.v1.UpdatePoolMemberResponse.changes:type_name -> weir.admin.v1.Change
+	13, // 16: weir.admin.v1.RemovePoolMemberResponse.record:type_name -> weir.admin.v1.ProviderRecord
+	15, // 17: weir.admin.v1.RemovePoolMemberResponse.warnings:type_name -> weir.admin.v1.Warning
+	16, // 18: weir.admin.v1.RemovePoolMemberResponse.problems:type_name -> weir.admin.v1.Problem
+	17, // 19: weir.admin.v1.RemovePoolMemberResponse.changes:type_name -> weir.admin.v1.Change
+	14, // 20: weir.admin.v1.ListPoolMembersResponse.members:type_name -> weir.admin.v1.MemberDetail
+	19, // 21: weir.admin.v1.ResetPoolMemberResponse.issued_at:type_name -> google.protobuf.Timestamp
+	0,  // 22: weir.admin.v1.PoolService.AddPoolMember:input_type -> weir.admin.v1.AddPoolMemberRequest
+	2,  // 23: weir.admin.v1.PoolService.UpdatePoolMember:input_type -> weir.admin.v1.UpdatePoolMemberRequest
+	4,  // 24: weir.admin.v1.PoolService.RemovePoolMember:input_type -> weir.admin.v1.RemovePoolMemberRequest
+	6,  // 25: weir.admin.v1.PoolService.ListPoolMembers:input_type -> weir.admin.v1.ListPoolMembersRequest
+	8,  // 26: weir.admin.v1.PoolService.ResetPoolMember:input_type -> weir.admin.v1.ResetPoolMemberRequest
+	1,  // 27: weir.admin.v1.PoolService.AddPoolMember:output_type -> weir.admin.v1.AddPoolMemberResponse
+	3,  // 28: weir.admin.v1.PoolService.UpdatePoolMember:output_type -> weir.admin.v1.UpdatePoolMemberResponse
+	5,  // 29: weir.admin.v1.PoolService.RemovePoolMember:output_type -> weir.admin.v1.RemovePoolMemberResponse
+	7,  // 30: weir.admin.v1.PoolService.ListPoolMembers:output_type -> weir.admin.v1.ListPoolMembersResponse
+	9,  // 31: weir.admin.v1.PoolService.ResetPoolMember:output_type -> weir.admin.v1.ResetPoolMemberResponse
+	27, // [27:32] is the sub-list for method output_type
+	22, // [22:27] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_weir_admin_v1_pools_proto_init() }

@@ -1147,9 +1147,13 @@ type ProviderDetail struct {
 	// members by order then name; one "primary" member for a plain record.
 	Members []*MemberDetail `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
 	// warnings are the record's current warnings (e.g. R-SEC-4).
-	Warnings      []*Warning `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Warnings []*Warning `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// routing_summary says in one line how the edges route over the record,
+	// from the record as the edges' compiler resolves it, e.g. "Weighted
+	// across 2 members, only in eu-*; recovery overridden: max wait 3s".
+	RoutingSummary string `protobuf:"bytes,4,opt,name=routing_summary,json=routingSummary,proto3" json:"routing_summary,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ProviderDetail) Reset() {
@@ -1201,6 +1205,13 @@ func (x *ProviderDetail) GetWarnings() []*Warning {
 		return x.Warnings
 	}
 	return nil
+}
+
+func (x *ProviderDetail) GetRoutingSummary() string {
+	if x != nil {
+		return x.RoutingSummary
+	}
+	return ""
 }
 
 var File_weir_admin_v1_provider_types_proto protoreflect.FileDescriptor
@@ -1332,11 +1343,12 @@ const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\x06member\x18\x01 \x01(\v2\x19.weir.admin.v1.PoolMemberR\x06member\x12<\n" +
 	"\teffective\x18\x02 \x01(\v2\x1e.weir.admin.v1.EffectiveMemberR\teffective\x126\n" +
 	"\n" +
-	"edge_views\x18\x03 \x03(\v2\x17.weir.admin.v1.EdgeViewR\tedgeViews\"\xb2\x01\n" +
+	"edge_views\x18\x03 \x03(\v2\x17.weir.admin.v1.EdgeViewR\tedgeViews\"\xdb\x01\n" +
 	"\x0eProviderDetail\x125\n" +
 	"\x06record\x18\x01 \x01(\v2\x1d.weir.admin.v1.ProviderRecordR\x06record\x125\n" +
 	"\amembers\x18\x02 \x03(\v2\x1b.weir.admin.v1.MemberDetailR\amembers\x122\n" +
-	"\bwarnings\x18\x03 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings*\x87\x01\n" +
+	"\bwarnings\x18\x03 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\x12'\n" +
+	"\x0frouting_summary\x18\x04 \x01(\tR\x0eroutingSummary*\x87\x01\n" +
 	"\x06Preset\x12\x16\n" +
 	"\x12PRESET_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPRESET_OPENAI\x10\x01\x12\x17\n" +

@@ -94,7 +94,11 @@ type CreateProviderRequest struct {
 	Preset Preset        `protobuf:"varint,3,opt,name=preset,proto3,enum=weir.admin.v1.Preset" json:"preset,omitempty"`
 	Spec   *ProviderSpec `protobuf:"bytes,4,opt,name=spec,proto3" json:"spec,omitempty"`
 	// members, when not empty, make the record a pool.
-	Members       []*NewPoolMember `protobuf:"bytes,5,rep,name=members,proto3" json:"members,omitempty"`
+	Members []*NewPoolMember `protobuf:"bytes,5,rep,name=members,proto3" json:"members,omitempty"`
+	// validate_only checks the request completely and writes nothing: the
+	// response then carries the record as it would be created, every problem
+	// (instead of an InvalidArgument error), the warnings and the changes.
+	ValidateOnly  bool `protobuf:"varint,6,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -164,10 +168,23 @@ func (x *CreateProviderRequest) GetMembers() []*NewPoolMember {
 	return nil
 }
 
+func (x *CreateProviderRequest) GetValidateOnly() bool {
+	if x != nil {
+		return x.ValidateOnly
+	}
+	return false
+}
+
 type CreateProviderResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Record        *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
-	Warnings      []*Warning             `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Record   *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	Warnings []*Warning             `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// problems are set only with validate_only: every rule the request breaks.
+	// Without validate_only a request with problems fails with InvalidArgument
+	// and a ValidationError detail instead.
+	Problems []*Problem `protobuf:"bytes,3,rep,name=problems,proto3" json:"problems,omitempty"`
+	// changes list what the request sets, field by field.
+	Changes       []*Change `protobuf:"bytes,4,rep,name=changes,proto3" json:"changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -216,6 +233,20 @@ func (x *CreateProviderResponse) GetWarnings() []*Warning {
 	return nil
 }
 
+func (x *CreateProviderResponse) GetProblems() []*Problem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *CreateProviderResponse) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 // UpdateProviderRequest is a partial update. Only the fields named in
 // update_mask change:
 //   - paths are ProviderSpec field names ("region", "tags", "prices"), or one
@@ -241,8 +272,11 @@ type UpdateProviderRequest struct {
 	// expected_revision, when not 0, must equal the record's current revision
 	// or the update is Aborted and changes nothing.
 	ExpectedRevision uint64 `protobuf:"varint,6,opt,name=expected_revision,json=expectedRevision,proto3" json:"expected_revision,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// validate_only checks the update completely (revision included) and
+	// writes nothing; see CreateProviderRequest.validate_only.
+	ValidateOnly  bool `protobuf:"varint,7,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateProviderRequest) Reset() {
@@ -317,10 +351,22 @@ func (x *UpdateProviderRequest) GetExpectedRevision() uint64 {
 	return 0
 }
 
+func (x *UpdateProviderRequest) GetValidateOnly() bool {
+	if x != nil {
+		return x.ValidateOnly
+	}
+	return false
+}
+
 type UpdateProviderResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Record        *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
-	Warnings      []*Warning             `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Record   *ProviderRecord        `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	Warnings []*Warning             `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// problems are set only with validate_only (see CreateProviderResponse).
+	Problems []*Problem `protobuf:"bytes,3,rep,name=problems,proto3" json:"problems,omitempty"`
+	// changes list each field whose value the update changes; a field named in
+	// the mask whose value stays the same is not listed.
+	Changes       []*Change `protobuf:"bytes,4,rep,name=changes,proto3" json:"changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -365,6 +411,20 @@ func (x *UpdateProviderResponse) GetRecord() *ProviderRecord {
 func (x *UpdateProviderResponse) GetWarnings() []*Warning {
 	if x != nil {
 		return x.Warnings
+	}
+	return nil
+}
+
+func (x *UpdateProviderResponse) GetProblems() []*Problem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *UpdateProviderResponse) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
 	}
 	return nil
 }
@@ -889,16 +949,19 @@ const file_weir_admin_v1_providers_proto_rawDesc = "" +
 	"\rNewPoolMember\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x06preset\x18\x02 \x01(\x0e2\x15.weir.admin.v1.PresetR\x06preset\x121\n" +
-	"\x04spec\x18\x03 \x01(\v2\x1d.weir.admin.v1.PoolMemberSpecR\x04spec\"\xdb\x01\n" +
+	"\x04spec\x18\x03 \x01(\v2\x1d.weir.admin.v1.PoolMemberSpecR\x04spec\"\x80\x02\n" +
 	"\x15CreateProviderRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
 	"\x06preset\x18\x03 \x01(\x0e2\x15.weir.admin.v1.PresetR\x06preset\x12/\n" +
 	"\x04spec\x18\x04 \x01(\v2\x1b.weir.admin.v1.ProviderSpecR\x04spec\x126\n" +
-	"\amembers\x18\x05 \x03(\v2\x1c.weir.admin.v1.NewPoolMemberR\amembers\"\x83\x01\n" +
+	"\amembers\x18\x05 \x03(\v2\x1c.weir.admin.v1.NewPoolMemberR\amembers\x12#\n" +
+	"\rvalidate_only\x18\x06 \x01(\bR\fvalidateOnly\"\xe8\x01\n" +
 	"\x16CreateProviderResponse\x125\n" +
 	"\x06record\x18\x01 \x01(\v2\x1d.weir.admin.v1.ProviderRecordR\x06record\x122\n" +
-	"\bwarnings\x18\x02 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\"\x8d\x02\n" +
+	"\bwarnings\x18\x02 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\x122\n" +
+	"\bproblems\x18\x03 \x03(\v2\x16.weir.admin.v1.ProblemR\bproblems\x12/\n" +
+	"\achanges\x18\x04 \x03(\v2\x15.weir.admin.v1.ChangeR\achanges\"\xb2\x02\n" +
 	"\x15UpdateProviderRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
@@ -906,10 +969,13 @@ const file_weir_admin_v1_providers_proto_rawDesc = "" +
 	"\x04spec\x18\x04 \x01(\v2\x1b.weir.admin.v1.ProviderSpecR\x04spec\x12;\n" +
 	"\vupdate_mask\x18\x05 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
 	"updateMask\x12+\n" +
-	"\x11expected_revision\x18\x06 \x01(\x04R\x10expectedRevision\"\x83\x01\n" +
+	"\x11expected_revision\x18\x06 \x01(\x04R\x10expectedRevision\x12#\n" +
+	"\rvalidate_only\x18\a \x01(\bR\fvalidateOnly\"\xe8\x01\n" +
 	"\x16UpdateProviderResponse\x125\n" +
 	"\x06record\x18\x01 \x01(\v2\x1d.weir.admin.v1.ProviderRecordR\x06record\x122\n" +
-	"\bwarnings\x18\x02 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\"@\n" +
+	"\bwarnings\x18\x02 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\x122\n" +
+	"\bproblems\x18\x03 \x03(\v2\x16.weir.admin.v1.ProblemR\bproblems\x12/\n" +
+	"\achanges\x18\x04 \x03(\v2\x15.weir.admin.v1.ChangeR\achanges\"@\n" +
 	"\x12GetProviderRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"L\n" +
@@ -983,8 +1049,10 @@ var file_weir_admin_v1_providers_proto_goTypes = []any{
 	(*ProviderSpec)(nil),            // 17: weir.admin.v1.ProviderSpec
 	(*ProviderRecord)(nil),          // 18: weir.admin.v1.ProviderRecord
 	(*Warning)(nil),                 // 19: weir.admin.v1.Warning
-	(*fieldmaskpb.FieldMask)(nil),   // 20: google.protobuf.FieldMask
-	(*ProviderDetail)(nil),          // 21: weir.admin.v1.ProviderDetail
+	(*Problem)(nil),                 // 20: weir.admin.v1.Problem
+	(*Change)(nil),                  // 21: weir.admin.v1.Change
+	(*fieldmaskpb.FieldMask)(nil),   // 22: google.protobuf.FieldMask
+	(*ProviderDetail)(nil),          // 23: weir.admin.v1.ProviderDetail
 }
 var file_weir_admin_v1_providers_proto_depIdxs = []int32{
 	15, // 0: weir.admin.v1.NewPoolMember.preset:type_name -> weir.admin.v1.Preset
@@ -994,34 +1062,38 @@ var file_weir_admin_v1_providers_proto_depIdxs = []int32{
 	0,  // 4: weir.admin.v1.CreateProviderRequest.members:type_name -> weir.admin.v1.NewPoolMember
 	18, // 5: weir.admin.v1.CreateProviderResponse.record:type_name -> weir.admin.v1.ProviderRecord
 	19, // 6: weir.admin.v1.CreateProviderResponse.warnings:type_name -> weir.admin.v1.Warning
-	15, // 7: weir.admin.v1.UpdateProviderRequest.preset:type_name -> weir.admin.v1.Preset
-	17, // 8: weir.admin.v1.UpdateProviderRequest.spec:type_name -> weir.admin.v1.ProviderSpec
-	20, // 9: weir.admin.v1.UpdateProviderRequest.update_mask:type_name -> google.protobuf.FieldMask
-	18, // 10: weir.admin.v1.UpdateProviderResponse.record:type_name -> weir.admin.v1.ProviderRecord
-	19, // 11: weir.admin.v1.UpdateProviderResponse.warnings:type_name -> weir.admin.v1.Warning
-	21, // 12: weir.admin.v1.GetProviderResponse.detail:type_name -> weir.admin.v1.ProviderDetail
-	18, // 13: weir.admin.v1.ListProvidersResponse.records:type_name -> weir.admin.v1.ProviderRecord
-	18, // 14: weir.admin.v1.ShareProviderResponse.record:type_name -> weir.admin.v1.ProviderRecord
-	18, // 15: weir.admin.v1.UnshareProviderResponse.record:type_name -> weir.admin.v1.ProviderRecord
-	1,  // 16: weir.admin.v1.ProviderService.CreateProvider:input_type -> weir.admin.v1.CreateProviderRequest
-	3,  // 17: weir.admin.v1.ProviderService.UpdateProvider:input_type -> weir.admin.v1.UpdateProviderRequest
-	5,  // 18: weir.admin.v1.ProviderService.GetProvider:input_type -> weir.admin.v1.GetProviderRequest
-	7,  // 19: weir.admin.v1.ProviderService.ListProviders:input_type -> weir.admin.v1.ListProvidersRequest
-	9,  // 20: weir.admin.v1.ProviderService.DeleteProvider:input_type -> weir.admin.v1.DeleteProviderRequest
-	11, // 21: weir.admin.v1.ProviderService.ShareProvider:input_type -> weir.admin.v1.ShareProviderRequest
-	13, // 22: weir.admin.v1.ProviderService.UnshareProvider:input_type -> weir.admin.v1.UnshareProviderRequest
-	2,  // 23: weir.admin.v1.ProviderService.CreateProvider:output_type -> weir.admin.v1.CreateProviderResponse
-	4,  // 24: weir.admin.v1.ProviderService.UpdateProvider:output_type -> weir.admin.v1.UpdateProviderResponse
-	6,  // 25: weir.admin.v1.ProviderService.GetProvider:output_type -> weir.admin.v1.GetProviderResponse
-	8,  // 26: weir.admin.v1.ProviderService.ListProviders:output_type -> weir.admin.v1.ListProvidersResponse
-	10, // 27: weir.admin.v1.ProviderService.DeleteProvider:output_type -> weir.admin.v1.DeleteProviderResponse
-	12, // 28: weir.admin.v1.ProviderService.ShareProvider:output_type -> weir.admin.v1.ShareProviderResponse
-	14, // 29: weir.admin.v1.ProviderService.UnshareProvider:output_type -> weir.admin.v1.UnshareProviderResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	20, // 7: weir.admin.v1.CreateProviderResponse.problems:type_name -> weir.admin.v1.Problem
+	21, // 8: weir.admin.v1.CreateProviderResponse.changes:type_name -> weir.admin.v1.Change
+	15, // 9: weir.admin.v1.UpdateProviderRequest.preset:type_name -> weir.admin.v1.Preset
+	17, // 10: weir.admin.v1.UpdateProviderRequest.spec:type_name -> weir.admin.v1.ProviderSpec
+	22, // 11: weir.admin.v1.UpdateProviderRequest.update_mask:type_name -> google.protobuf.FieldMask
+	18, // 12: weir.admin.v1.UpdateProviderResponse.record:type_name -> weir.admin.v1.ProviderRecord
+	19, // 13: weir.admin.v1.UpdateProviderResponse.warnings:type_name -> weir.admin.v1.Warning
+	20, // 14: weir.admin.v1.UpdateProviderResponse.problems:type_name -> weir.admin.v1.Problem
+	21, // 15: weir.admin.v1.UpdateProviderResponse.changes:type_name -> weir.admin.v1.Change
+	23, // 16: weir.admin.v1.GetProviderResponse.detail:type_name -> weir.admin.v1.ProviderDetail
+	18, // 17: weir.admin.v1.ListProvidersResponse.records:type_name -> weir.admin.v1.ProviderRecord
+	18, // 18: weir.admin.v1.ShareProviderResponse.record:type_name -> weir.admin.v1.ProviderRecord
+	18, // 19: weir.admin.v1.UnshareProviderResponse.record:type_name -> weir.admin.v1.ProviderRecord
+	1,  // 20: weir.admin.v1.ProviderService.CreateProvider:input_type -> weir.admin.v1.CreateProviderRequest
+	3,  // 21: weir.admin.v1.ProviderService.UpdateProvider:input_type -> weir.admin.v1.UpdateProviderRequest
+	5,  // 22: weir.admin.v1.ProviderService.GetProvider:input_type -> weir.admin.v1.GetProviderRequest
+	7,  // 23: weir.admin.v1.ProviderService.ListProviders:input_type -> weir.admin.v1.ListProvidersRequest
+	9,  // 24: weir.admin.v1.ProviderService.DeleteProvider:input_type -> weir.admin.v1.DeleteProviderRequest
+	11, // 25: weir.admin.v1.ProviderService.ShareProvider:input_type -> weir.admin.v1.ShareProviderRequest
+	13, // 26: weir.admin.v1.ProviderService.UnshareProvider:input_type -> weir.admin.v1.UnshareProviderRequest
+	2,  // 27: weir.admin.v1.ProviderService.CreateProvider:output_type -> weir.admin.v1.CreateProviderResponse
+	4,  // 28: weir.admin.v1.ProviderService.UpdateProvider:output_type -> weir.admin.v1.UpdateProviderResponse
+	6,  // 29: weir.admin.v1.ProviderService.GetProvider:output_type -> weir.admin.v1.GetProviderResponse
+	8,  // 30: weir.admin.v1.ProviderService.ListProviders:output_type -> weir.admin.v1.ListProvidersResponse
+	10, // 31: weir.admin.v1.ProviderService.DeleteProvider:output_type -> weir.admin.v1.DeleteProviderResponse
+	12, // 32: weir.admin.v1.ProviderService.ShareProvider:output_type -> weir.admin.v1.ShareProviderResponse
+	14, // 33: weir.admin.v1.ProviderService.UnshareProvider:output_type -> weir.admin.v1.UnshareProviderResponse
+	27, // [27:34] is the sub-list for method output_type
+	20, // [20:27] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_weir_admin_v1_providers_proto_init() }
