@@ -239,3 +239,19 @@ func copyMap(m map[string]string) map[string]string {
 	}
 	return out
 }
+
+// Record compiles one provider record on its own, as Compile would compile it
+// inside a snapshot: members resolved against the record (inheritance,
+// defaults, merged prices), or the record's problems. managed marks a record
+// of the cluster's managed records (it then has no tenant). The control plane
+// uses it to show what the edges will route over; Compile remains the
+// authority on a whole snapshot (names unique across records, keys, rules).
+func Record(r *configv1.ProviderRecord, managed bool) (*routing.Record, error) {
+	var ps problems
+	c := &compiler{ps: &ps, tenantID: r.GetTenantId()}
+	rec := c.record(objectWhere("record", r.GetName(), 0), r, managed)
+	if err := ps.err(r.GetTenantId()); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
