@@ -264,6 +264,7 @@ func (s *Service) getDetail(ctx context.Context, tenant, name string) (*adminv1.
 			Members:  memberDetails(st, views),
 			Warnings: Warnings(st.rec, env),
 		}
+		d.RoutingSummary = RoutingSummary(d)
 		if shared && !sc.principal.IsClusterAdmin() {
 			redactShared(d.Record, d.Members)
 			// Secret and host warnings would name the cluster's secrets and
