@@ -3,7 +3,10 @@ package provider
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -500,4 +503,31 @@ func TestColumnsHaveRowTwins(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The preview as docs/operations.md shows it: Connect JSON over HTTP.
+func TestValidateOnlyOverConnectJSON(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	seed(t, h, "alice")
+	before := h.state("azure-eu")
+	body := `{"tenant":"acme","name":"azure-eu","spec":{"recovery":{"maxWait":"3s"}},"updateMask":"recovery.maxWait","validateOnly":true}`
+	hr, err := http.NewRequest(http.MethodPost, h.url+"/weir.admin.v1.ProviderService/UpdateProvider", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header.Set("Authorization", "Bearer "+h.tokens["alice"])
+	hr.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	want := `"changes":[{"field":"spec.recovery.max_wait","after":"3s"}]`
+	if resp.StatusCode != http.StatusOK || !strings.Contains(strings.ReplaceAll(string(raw), " ", ""), want) {
+		t.Errorf("status %d, body %s", resp.StatusCode, raw)
+	}
+	t.Logf("%s", raw)
+	h.unchanged("a Connect JSON preview", before, "azure-eu")
 }
