@@ -12,7 +12,8 @@ import (
 
 // Changes lists every field whose value differs between two states of a
 // record, for a preview before saving (weir.admin.v1.Change); before nil is
-// a record that does not exist yet. Neither record is changed.
+// a record that does not exist yet, after is never nil. Neither record is
+// changed.
 //
 // Fields are named as Problem.field names request fields: "name" (only for
 // a record created), "preset", "spec.region", "spec.auth.header",

@@ -65,4 +65,13 @@
 //     be off, and removing must not switch a record back on).
 //   - Auth lets a tenant name it holds no role on fail with NotFound (see
 //     package auth).
+//   - A validate_only request with problems still answers with the record
+//     as the request builds it, its warnings and its changes, so a preview
+//     shows what is wrong next to what would change; the checks that run
+//     only on a valid record (a record name already taken) run only once no
+//     problem is left, as for the real request.
+//   - Changes lists the stored preset too ("preset", "members[eu].preset"),
+//     and lists a whole member added or removed as one change whose value is
+//     the member's set fields; a plain record turning into a pool shows as
+//     its base_url and limits cleared and its members added.
 package provider
