@@ -317,31 +317,6 @@ func models(in []*configv1.Model) map[string]routing.ModelKind {
 	return out
 }
 
-// rateLimitKey reports whether k (lowercased) is a key rate_limit_headers may
-// use: {requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}
-// (R-HEAD-2).
-func rateLimitKey(k string) bool {
-	dim, field, ok := strings.Cut(k, "-")
-	if dim == "input" || dim == "output" {
-		var rest string
-		rest, field, ok = strings.Cut(field, "-")
-		dim += "-" + rest
-	}
-	if !ok {
-		return false
-	}
-	switch dim {
-	case "requests", "tokens", "input-tokens", "output-tokens":
-	default:
-		return false
-	}
-	switch field {
-	case "limit", "remaining", "reset":
-		return true
-	}
-	return false
-}
-
 // rateLimitHeaders copies the record's declared rate-limit header names,
 // keys lowercased and both sides trimmed.
 func rateLimitHeaders(in map[string]string) map[string]string {

@@ -16,7 +16,6 @@ const (
 	maxOrder       = 100
 	maxModels      = 256
 	maxTags        = 64
-	maxTagLen      = 64
 	maxAccountLen  = 128
 	maxVersionLen  = 64
 	maxRegionRules = 64

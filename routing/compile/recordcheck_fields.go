@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -52,11 +51,11 @@ func (v *recordChecker) tags(l loc, tags map[string]string) {
 		v.add(l, CodeTooMany, "at most %d tags, got %d", maxTags, len(tags))
 	}
 	for _, k := range sortedKeys(tags) {
-		if !validText(k, maxTagLen) {
-			v.add(l.at(key(k)), CodeInvalidValue, "a tag key must be 1-%d printable characters", maxTagLen)
+		if !rules.ValidTagText(k) {
+			v.add(l.at(key(k)), CodeInvalidValue, "a tag key must be 1-%d printable characters", rules.MaxTagLen)
 		}
-		if !validText(tags[k], maxTagLen) {
-			v.add(l.at(key(k)), CodeInvalidValue, "a tag value must be 1-%d printable characters", maxTagLen)
+		if !rules.ValidTagText(tags[k]) {
+			v.add(l.at(key(k)), CodeInvalidValue, "a tag value must be 1-%d printable characters", rules.MaxTagLen)
 		}
 	}
 }
@@ -76,7 +75,7 @@ func (v *recordChecker) allowedRegions(l loc, in []string) {
 // account checks a declared capacity group (R-ORDER-4): empty, or 1-128
 // printable characters.
 func (v *recordChecker) account(l loc, a string) {
-	if a != "" && !validText(a, maxAccountLen) {
+	if a != "" && !rules.ValidText(a, maxAccountLen) {
 		v.add(l, CodeInvalidValue, "must be 1-%d printable characters", maxAccountLen)
 	}
 }
@@ -93,8 +92,8 @@ func (v *recordChecker) apiVersion(l loc, a string) {
 func (v *recordChecker) rateLimitHeaders(l loc, in map[string]string) {
 	for _, k := range sortedKeys(in) {
 		f := l.at(key(k))
-		if !rateLimitKey(strings.ToLower(strings.TrimSpace(k))) {
-			v.add(f, CodeInvalidValue, "unknown key %s: keys are {requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}", strconv.Quote(k))
+		if !rules.ValidRateLimitKey(strings.ToLower(strings.TrimSpace(k))) {
+			v.add(f, CodeInvalidValue, "unknown key %s: keys are %s", strconv.Quote(k), rules.RateLimitKeys)
 		}
 		if !rules.ValidHeaderName(strings.TrimSpace(in[k])) {
 			v.add(f, CodeInvalidValue, "%s is not a header name", strconv.Quote(in[k]))
@@ -163,18 +162,4 @@ func (v *recordChecker) secretName(l loc, name string) {
 	if v.rules.SecretKnown != nil && !v.rules.SecretKnown(name) {
 		v.add(l, CodeUnknownSecret, "no secret %s among %s: set it first with `weir secret set`", strconv.Quote(name), v.rules.SecretScope)
 	}
-}
-
-// validText reports whether s is 1-n bytes of printable text without
-// leading or trailing space (tags, accounts).
-func validText(s string, n int) bool {
-	if len(s) < 1 || len(s) > n || strings.TrimSpace(s) != s {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return false
-		}
-	}
-	return true
 }
