@@ -150,5 +150,3 @@ func only(s string, ok func(byte) bool) bool {
 	}
 	return true
 }
-
-
