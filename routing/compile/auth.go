@@ -3,7 +3,6 @@ package compile
 import (
 	"cmp"
 	"slices"
-	"strconv"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
@@ -30,7 +29,7 @@ func defaultKeyHeader(w routing.WireFormat) string {
 // auth that names no header uses the wire format's usual header. Naming
 // API-key auth (kind API_KEY, or a header) without any key secret in effect
 // is a problem: the member could never sign.
-func (c *compiler) resolveAuth(where string, a *configv1.Auth, keySecret string, wire routing.WireFormat) routing.Auth {
+func resolveAuth(a *configv1.Auth, keySecret string, wire routing.WireFormat) routing.Auth {
 	out := routing.Auth{
 		AWSService:      a.GetAwsService(),
 		AWSRegion:       a.GetAwsRegion(),
@@ -58,7 +57,7 @@ func (c *compiler) resolveAuth(where string, a *configv1.Auth, keySecret string,
 	case configv1.AuthKind_AUTH_KIND_OAUTH2:
 		out.Kind = routing.AuthOAuth2
 		return out
-	default: // NONE, or an unknown kind authFields reports
+	default: // NONE, or an unknown kind CheckRecord reports
 		out.Kind = routing.AuthNone
 		return out
 	}
@@ -66,66 +65,7 @@ func (c *compiler) resolveAuth(where string, a *configv1.Auth, keySecret string,
 	if out.Header == "" {
 		out.Header = defaultKeyHeader(wire)
 	}
-	if keySecret == "" {
-		c.ps.add(where, "key_secret", "missing: api-key auth needs a key secret")
-	}
 	return out
-}
-
-// authFields checks an Auth message where it is declared: its kind is known,
-// it sets no field of another kind, and SigV4 and OAuth2 auth carry what they
-// need to sign (R-SEC-3). The token_url is held to the base_url rules of
-// R-SEC-2 (clusterOwned as for checkURL): the client secret is sent there.
-func (c *compiler) authFields(where string, a *configv1.Auth, clusterOwned bool) {
-	if a == nil {
-		return
-	}
-	kind := a.GetKind()
-	if _, known := configv1.AuthKind_name[int32(kind)]; !known {
-		c.ps.add(where, "auth.kind", "unknown value %d", int32(kind))
-		return
-	}
-	apiKey := kind == configv1.AuthKind_AUTH_KIND_API_KEY || kind == configv1.AuthKind_AUTH_KIND_UNSPECIFIED
-	sigv4 := kind == configv1.AuthKind_AUTH_KIND_SIGV4
-	oauth2 := kind == configv1.AuthKind_AUTH_KIND_OAUTH2
-	kindName := authKindName(kind)
-	foreign := func(field, value string, ok bool) {
-		if value != "" && !ok {
-			c.ps.add(where, "auth."+field, "set, but the auth kind is %s", kindName)
-		}
-	}
-	foreign("header", a.GetHeader(), apiKey)
-	foreign("aws_service", a.GetAwsService(), sigv4)
-	foreign("aws_region", a.GetAwsRegion(), sigv4)
-	foreign("access_key_secret", a.GetAccessKeySecret(), sigv4)
-	foreign("token_url", a.GetTokenUrl(), oauth2)
-	foreign("client_id", a.GetClientId(), oauth2)
-	foreign("client_secret_secret", a.GetClientSecretSecret(), oauth2)
-	if len(a.GetScopes()) > 0 && !oauth2 {
-		c.ps.add(where, "auth.scopes", "set, but the auth kind is %s", kindName)
-	}
-
-	if h := a.GetHeader(); h != "" && apiKey && !validHeaderName(h) {
-		c.ps.add(where, "auth.header", "%s is not a header name", strconv.Quote(h))
-	}
-	need := func(field, value string) {
-		if value == "" {
-			c.ps.add(where, "auth."+field, "missing: %s auth needs it (R-SEC-3)", kindName)
-		}
-	}
-	switch {
-	case sigv4:
-		need("access_key_secret", a.GetAccessKeySecret())
-		need("aws_region", a.GetAwsRegion())
-		need("aws_service", a.GetAwsService())
-	case oauth2:
-		need("token_url", a.GetTokenUrl())
-		need("client_id", a.GetClientId())
-		need("client_secret_secret", a.GetClientSecretSecret())
-		if u := a.GetTokenUrl(); u != "" {
-			checkURL(u, clusterOwned, func(f string, args ...any) { c.ps.add(where, "auth.token_url", f, args...) })
-		}
-	}
 }
 
 // authHasFields reports whether an auth sets anything besides kind and

@@ -249,7 +249,9 @@ func copyMap(m map[string]string) map[string]string {
 func Record(r *configv1.ProviderRecord, managed bool) (*routing.Record, error) {
 	var ps problems
 	c := &compiler{ps: &ps, tenantID: r.GetTenantId()}
-	rec := c.record(objectWhere("record", r.GetName(), 0), r, managed)
+	where := objectWhere("record", r.GetName(), 0)
+	c.checkRecord(where, r, managed)
+	rec := c.record(where, r, managed)
 	if err := ps.err(r.GetTenantId()); err != nil {
 		return nil, err
 	}

@@ -309,7 +309,7 @@ func TestValidation(t *testing.T) {
 			want: []string{
 				`record "p": base_url: a pool must not have a base_url`,
 				`record "p" member "a": base_url: must be https`,
-				`record "p" member "a": name: another member of the record has the same name`,
+				`record "p" member "a": name: another member of the record is named "a"`,
 				`record "p" member "a": weight: must be 1-10000, got 20000`,
 				`record "p" member "A": name: "A" must be 1-64 of [a-z0-9_-]`,
 				`record "p" member "A": base_url: missing: every pool member needs its own base_url`,
@@ -356,9 +356,9 @@ func TestValidation(t *testing.T) {
 					{"model": "claude-y", "input_micros": "1000000", "output_micros": "5000000", "cache_read_micros": "100000"}
 				]}]}]}`,
 			want: []string{
-				`record "an": prices["claude-x"].output_micros: must not be negative, got -1`,
-				`record "an" member "a": prices["claude-z"]: "claude-z" is not a model of the record`,
-				`record "an" member "a": prices["claude-y"]: lacks cache_write_micros: the record has no price for the model, so the member's must be whole (unpriced cache tokens would cost nothing`,
+				`record "an": prices[0].output_micros: must not be negative, got -1`,
+				`record "an" member "a": prices[0].model: "claude-z" is not a model of the record`,
+				`record "an" member "a": prices[1]: a member price must be whole when the record has no price for "claude-y": it lacks cache write, and those tokens would cost nothing (R-COST-4)`,
 			},
 		},
 		{
@@ -374,9 +374,9 @@ func TestValidation(t *testing.T) {
 					{"name": "serves-other", "base_url": "https://c.example.com", "models": ["c"], "prices": [{"model": "c", "input_micros": "7"}]}
 				 ]}]}`,
 			want: []string{
-				`record "plain": prices["gpt-x"]: lacks cache_read_micros: a price must be whole`,
-				`record "pool" member "gives-none": prices["c"]: lacks cache_write_micros: the record's price lacks it and the member gives none`,
-				`record "pool" member "serves-other": prices["c"]: lacks cache_write_micros after merging with the record's price`,
+				`record "plain": prices[0]: the price of "gpt-x" lacks cache read: a price must be whole`,
+				`record "pool" member "gives-none": prices: the price of "c" lacks cache write: the record's price lacks it and the member gives none`,
+				`record "pool" member "serves-other": prices[0]: the price of "c" lacks cache write even with the record's price for it`,
 			},
 		},
 		{
@@ -389,12 +389,12 @@ func TestValidation(t *testing.T) {
 				"members": [{"name": "a", "base_url": "https://a.example.com", "models": ["gpt-y"],
 					"model_map": {"gpt-z": "foo", "gpt-x": ""}, "prices": [{"model": "gpt-x", "input_micros": "1", "output_micros": "1", "cache_read_micros": "1"}]}]}]}`,
 			want: []string{
-				`record "plain": model_map: key "gpt-q" is not a model of the record`,
+				`record "plain": model_map[gpt-q]: key "gpt-q" is not a model of the record`,
 				`record "az": model_map: is for plain records: each member of a pool has its own model_map`,
-				`record "az" member "a": models: "gpt-y" is not a model of the record`,
-				`record "az" member "a": model_map: "gpt-x" maps to "", which is not a model name`,
-				`record "az" member "a": model_map: key "gpt-z" is not a model of the record`,
-				`record "az" member "a": prices["gpt-x"]: "gpt-x" is not among the member's models`,
+				`record "az" member "a": models[0]: "gpt-y" is not a model of the record`,
+				`record "az" member "a": model_map[gpt-x]: "gpt-x" maps to "", which is not a model name`,
+				`record "az" member "a": model_map[gpt-z]: key "gpt-z" is not a model of the record`,
+				`record "az" member "a": prices[0].model: "gpt-x" is not among the member's models`,
 			},
 		},
 		{
@@ -462,9 +462,9 @@ func TestValidation(t *testing.T) {
 				"models": [{"name": "m", "kind": 7}, {"name": ""}, {"name": "n"}, {"name": "n"}]}]}`,
 			want: []string{
 				`record "x": wire_format: missing: must be openai, anthropic or bedrock`,
-				`record "x": models[0]: model "m" has unknown kind 7`,
-				`record "x": models[1]: "" is not a model name`,
-				`record "x": models[3]: model "n" is listed twice`,
+				`record "x": models[0].kind: model "m" has unknown kind 7`,
+				`record "x": models[1].name: "" is not a model name`,
+				`record "x": models[3].name: model "n" is listed twice`,
 			},
 		},
 		{
@@ -486,9 +486,9 @@ func TestValidation(t *testing.T) {
 				],
 				"budgets": [{"name": "b", "limit_nanos": "-5"}]}`,
 			want: []string{
+				`record "neg": limits.rpm: must not be negative, got -1`,
 				`record "neg": recovery.cooldown_base: must not be negative, got -1s`,
 				`record "neg": default_max_output: must not be negative, got -1`,
-				`record "neg": limits.rpm: must not be negative, got -1`,
 				`record "above": recovery.cooldown_base: 2h0m0s is above cooldown_max 1h0m0s`,
 				`budget "b": id: missing`,
 				`budget "b": limit_nanos: must not be negative, got -5`,
@@ -553,8 +553,8 @@ func TestValidation(t *testing.T) {
 				"models": [{"name": "m"}],
 				"rate_limit_headers": {"tokens-limit": "x-tok", "foo-limit": "x-foo", "requests-reset": "bad header"}}]}`,
 			want: []string{
-				`record "x": rate_limit_headers["foo-limit"]: unknown key`,
-				`record "x": rate_limit_headers["requests-reset"]: "bad header" is not a header name`,
+				`record "x": rate_limit_headers[foo-limit]: unknown key "foo-limit"`,
+				`record "x": rate_limit_headers[requests-reset]: "bad header" is not a header name`,
 			},
 		},
 		{
@@ -581,6 +581,7 @@ func TestValidation(t *testing.T) {
 			cluster: `{"managed_records": [{"tenant_ids": ["t-acme"], "record": {"id": "s1", "name": "Broken", "wire_format": "WIRE_FORMAT_OPENAI", "base_url": "https://x.example.com"}}, {"tenant_ids": ["t-acme"]}]}`,
 			want: []string{
 				`managed record "Broken": name: "Broken" must be 1-64 of [a-z0-9_-]`,
+				`managed record "Broken": models: missing: a record serves at least one model`,
 				`managed record #1: record: missing`,
 			},
 		},

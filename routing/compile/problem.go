@@ -16,9 +16,14 @@ type Problem struct {
 	// "france"`, `key "ci"`, `data_rules`. An object without a usable name is
 	// named by its position, e.g. `record #2`.
 	Where string
-	// Field is the proto field at fault (e.g. "base_url", "auth.aws_region",
-	// `prices["gpt-x"]`), or "" when the problem is the object as a whole.
+	// Field is the path of the proto field at fault within that object, with
+	// list indexes and map keys in brackets (e.g. "base_url",
+	// "auth.aws_region", "prices[0].output_micros", "tags[team]"), or "" when
+	// the problem is the object as a whole.
 	Field string
+	// Code is one of the Code* constants for a problem of a provider record
+	// (CheckRecord's), "" for the snapshot's other problems.
+	Code string
 	// Msg says what is wrong, in a phrase a person can act on.
 	Msg string
 }

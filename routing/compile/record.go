@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
 	"weir.dev/routing"
-	"weir.dev/routing/formats"
 	"weir.dev/routing/rules"
 )
 
@@ -34,6 +32,10 @@ func (c *compiler) records(own []*configv1.ProviderRecord, cs *configv1.ClusterS
 			}
 			ids[r.GetId()] = where
 		}
+		if r.GetId() == "" {
+			c.ps.add(where, "id", "missing")
+		}
+		c.checkRecord(where, r, managed)
 		if validName(r.GetName()) {
 			if names[r.GetName()] {
 				c.ps.add(where, "name", "another record has the same name")
@@ -78,35 +80,30 @@ func (c *compiler) records(own []*configv1.ProviderRecord, cs *configv1.ClusterS
 // record compiles one provider record and its members. A managed record is
 // marked Managed and has no tenant whatever its own fields say: the cluster
 // snapshot's ManagedRecord wrapper is what makes a record managed.
+//
+// record only converts: the rules a record must follow are CheckRecord's,
+// which records applies first; what record makes of a record that breaks
+// them is never used.
 func (c *compiler) record(where string, r *configv1.ProviderRecord, managed bool) *routing.Record {
-	if r.GetId() == "" {
-		c.ps.add(where, "id", "missing")
-	}
-	if !validName(r.GetName()) {
-		c.ps.add(where, "name", "%s %s", strconv.Quote(r.GetName()), nameRule)
-	}
 	rec := &routing.Record{
 		ID:               r.GetId(),
 		Name:             r.GetName(),
 		TenantID:         c.tenantID,
 		Managed:          managed,
 		Internal:         r.GetInternal(),
-		Wire:             c.wire(where, r.GetWireFormat()),
-		Models:           c.models(where, r.GetModels()),
+		Wire:             wire(r.GetWireFormat()),
+		Models:           models(r.GetModels()),
 		Pool:             len(r.GetMembers()) > 0,
-		AllowedRegions:   c.regionPatterns(where, "allowed_regions", r.GetAllowedRegions()),
-		RateLimitHeaders: c.rateLimitHeaders(where, r.GetRateLimitHeaders()),
-		Recovery:         c.recovery(where, r.GetRecovery()),
+		AllowedRegions:   stringsOrNil(r.GetAllowedRegions()),
+		RateLimitHeaders: rateLimitHeaders(r.GetRateLimitHeaders()),
+		Recovery:         recovery(r.GetRecovery()),
 		DefaultMaxOutput: routing.DefaultMaxOutput,
 		Priority:         r.GetPriority(),
 	}
 	if managed {
 		rec.TenantID = ""
 	}
-	switch n := r.GetDefaultMaxOutput(); {
-	case n < 0:
-		c.ps.add(where, "default_max_output", "must not be negative, got %d", n)
-	case n > 0:
+	if n := r.GetDefaultMaxOutput(); n > 0 {
 		rec.DefaultMaxOutput = n
 	}
 	if ts := r.GetCreatedAt(); ts != nil {
@@ -116,88 +113,52 @@ func (c *compiler) record(where string, r *configv1.ProviderRecord, managed bool
 			rec.CreatedAt = ts.AsTime()
 		}
 	}
-	if reg := r.GetRegion(); reg != "" && !validRegion(reg) {
-		c.ps.add(where, "region", "%s %s", strconv.Quote(reg), regionRule)
-	}
-	recLimits := c.limits(where, "limits", r.GetLimits())
-	recPrices := c.recordPrices(where, r.GetPrices(), rec.Models)
-
-	rc := &recordCtx{
-		where:        where,
-		proto:        r,
-		rec:          rec,
-		limits:       recLimits,
-		prices:       recPrices,
-		clusterOwned: managed || r.GetInternal(),
-	}
+	rc := &recordCtx{proto: r, rec: rec, limits: limits(r.GetLimits()), prices: recordPrices(r.GetPrices())}
 	if !rec.Pool {
-		if r.GetBaseUrl() == "" {
-			c.ps.add(where, "base_url", "missing: a plain record needs a base_url (a pool needs members)")
-		}
-		rec.Members = []*routing.Member{c.plainMember(rc)}
+		rec.Members = []*routing.Member{plainMember(rc)}
 	} else {
-		c.poolMembers(rc)
-	}
-	// The record's auth is checked once, where it is declared, and only
-	// when some member uses it: a pool whose members all bring their own
-	// auth never signs with the record's.
-	if rc.authUsed {
-		c.authFields(where, r.GetAuth(), rc.clusterOwned)
+		poolMembers(rc)
 	}
 	return rec
 }
 
+// checkRecord adds every problem CheckRecord finds in r, located by where
+// (and the member's name).
+func (c *compiler) checkRecord(where string, r *configv1.ProviderRecord, managed bool) {
+	for _, p := range CheckRecord(r, RecordRules{ClusterOwned: managed}) {
+		w := where
+		if p.Member >= 0 {
+			w += " " + objectWhere("member", r.GetMembers()[p.Member].GetName(), p.Member)
+		}
+		c.ps.list = append(c.ps.list, &Problem{Where: w, Field: p.Field, Code: p.Code, Msg: p.Msg})
+	}
+}
+
 // recordCtx is what the members of one record are compiled against.
 type recordCtx struct {
-	where  string
 	proto  *configv1.ProviderRecord
 	rec    *routing.Record
 	limits routing.Limits
 	prices map[string]*configv1.Price
-	// clusterOwned records (managed or internal) may use plain http and
-	// literal private addresses (R-SEC-2).
-	clusterOwned bool
-	authUsed     bool // some member signs with the record's auth
 }
 
-// poolMembers checks a pool's own fields and compiles its members into
-// rc.rec.Members, in order: names valid and distinct, at most maxMembers.
-func (c *compiler) poolMembers(rc *recordCtx) {
-	where, r, rec := rc.where, rc.proto, rc.rec
-	if r.GetBaseUrl() != "" {
-		c.ps.add(where, "base_url", "a pool must not have a base_url: each member has its own")
-	}
-	if len(r.GetModelMap()) > 0 {
-		c.ps.add(where, "model_map", "is for plain records: each member of a pool has its own model_map")
-	}
-	if n := len(r.GetMembers()); n > maxMembers {
-		c.ps.add(where, "members", "a pool has at most %d members, got %d", maxMembers, n)
-	}
-	names := map[string]bool{}
-	for i, mp := range r.GetMembers() {
-		mwhere := where + " " + objectWhere("member", mp.GetName(), i)
+// poolMembers compiles a pool's members into rc.rec.Members, in order.
+func poolMembers(rc *recordCtx) {
+	for _, mp := range rc.proto.GetMembers() {
 		if mp == nil {
-			c.ps.add(mwhere, "", "missing")
 			continue
 		}
-		if !validName(mp.GetName()) {
-			c.ps.add(mwhere, "name", "%s %s", strconv.Quote(mp.GetName()), nameRule)
-		} else if names[mp.GetName()] {
-			c.ps.add(mwhere, "name", "another member of the record has the same name")
-		}
-		names[mp.GetName()] = true
-		m := c.poolMember(rc, mwhere, mp)
-		m.Index = len(rec.Members)
-		rec.Members = append(rec.Members, m)
+		m := poolMember(rc, mp)
+		m.Index = len(rc.rec.Members)
+		rc.rec.Members = append(rc.rec.Members, m)
 	}
 }
 
 // plainMember compiles a plain record's one member, rules.PrimaryMember, from the
 // record's own fields (model_map included). It serves every model of the
 // record at the record's prices, with weight 1 and order 1.
-func (c *compiler) plainMember(rc *recordCtx) *routing.Member {
+func plainMember(rc *recordCtx) *routing.Member {
 	r := rc.proto
-	rc.authUsed = true
 	m := &routing.Member{
 		ID:          rc.rec.ID + "/" + rules.PrimaryMember,
 		Name:        rules.PrimaryMember,
@@ -213,13 +174,9 @@ func (c *compiler) plainMember(rc *recordCtx) *routing.Member {
 		ModelMap:    copyMap(r.GetModelMap()),
 		APIVersion:  r.GetApiVersion(),
 	}
-	c.modelMap(rc.where, r.GetModelMap(), rc.rec.Models)
-	if r.GetBaseUrl() != "" {
-		checkURL(r.GetBaseUrl(), rc.clusterOwned, func(f string, a ...any) { c.ps.add(rc.where, "base_url", f, a...) })
-	}
-	m.Auth = c.resolveAuth(rc.where, r.GetAuth(), m.KeySecret, rc.rec.Wire)
+	m.Auth = resolveAuth(r.GetAuth(), m.KeySecret, rc.rec.Wire)
 	m.Account = account(r.GetAccount(), m)
-	m.Prices = c.memberPrices(rc, rc.where, nil, nil)
+	m.Prices = memberPrices(rc, nil)
 	return m
 }
 
@@ -230,16 +187,15 @@ func (c *compiler) plainMember(rc *recordCtx) *routing.Member {
 //     optional field is absent (a present empty string is kept: it means
 //     "none", e.g. no region);
 //   - tags: the record's, overlaid with the member's;
-//   - limits: the record's only when the member declares none at all (every
-//     field 0); declared limits describe the member's own deployment, so a
-//     member that declares some is never topped up from the record's;
+//   - limits: never; a pool has none of its own (CheckRecord), each member
+//     declares its own deployment's;
 //   - prices: per model, the record's price with the parts the member gives
 //     replaced (R-COST-4).
 //
 // weight and order default to 1 when 0. The member's own id field is not
 // used: the member's id in the table is "<record id>/<member name>", which
 // every edge derives alike.
-func (c *compiler) poolMember(rc *recordCtx, where string, mp *configv1.Member) *routing.Member {
+func poolMember(rc *recordCtx, mp *configv1.Member) *routing.Member {
 	r := rc.proto
 	m := &routing.Member{
 		ID:          rc.rec.ID + "/" + mp.GetName(),
@@ -250,28 +206,14 @@ func (c *compiler) poolMember(rc *recordCtx, where string, mp *configv1.Member) 
 		Region:      inherit(mp.Region, r.GetRegion()),
 		RetainsData: inherit(mp.RetainsData, r.GetRetainsData()),
 		Tags:        overlay(r.GetTags(), mp.GetTags()),
-		Limits:      rc.limits,
+		Limits:      limits(mp.GetLimits()),
 		Weight:      1,
 		Order:       1,
 		ModelMap:    copyMap(mp.GetModelMap()),
 		Off:         mp.GetOff(),
 		APIVersion:  inherit(mp.ApiVersion, r.GetApiVersion()),
 	}
-	if mp.GetBaseUrl() == "" {
-		c.ps.add(where, "base_url", "missing: every pool member needs its own base_url")
-	} else {
-		checkURL(mp.GetBaseUrl(), rc.clusterOwned, func(f string, a ...any) { c.ps.add(where, "base_url", f, a...) })
-	}
-	if mp.Region != nil && mp.GetRegion() != "" && !validRegion(mp.GetRegion()) {
-		c.ps.add(where, "region", "%s %s", strconv.Quote(mp.GetRegion()), regionRule)
-	}
-	if own := c.limits(where, "limits", mp.GetLimits()); own != (routing.Limits{}) {
-		m.Limits = own
-	}
-	switch w := mp.GetWeight(); {
-	case w > maxWeight:
-		c.ps.add(where, "weight", "must be 1-%d, got %d", maxWeight, w)
-	case w > 0:
+	if w := mp.GetWeight(); w > 0 {
 		m.Weight = w
 	}
 	if o := mp.GetOrder(); o > 0 {
@@ -279,46 +221,18 @@ func (c *compiler) poolMember(rc *recordCtx, where string, mp *configv1.Member) 
 	}
 
 	// Models the member serves: a subset of the record's.
-	if len(mp.GetModels()) > 0 {
-		m.Models = make(map[string]bool, len(mp.GetModels()))
-		for _, name := range mp.GetModels() {
-			if _, ok := rc.rec.Models[name]; !ok {
-				c.ps.add(where, "models", "%s is not a model of the record", strconv.Quote(name))
-			}
-			m.Models[name] = true
-		}
-	}
-	c.modelMap(where, mp.GetModelMap(), rc.rec.Models)
+	m.Models = stringSet(mp.GetModels())
 
 	// Auth: the member's own when it names a kind or a header, else the
 	// record's as a whole.
 	auth := mp.GetAuth()
-	if auth.GetKind() != configv1.AuthKind_AUTH_KIND_UNSPECIFIED || auth.GetHeader() != "" {
-		c.authFields(where, auth, rc.clusterOwned)
-	} else {
-		if authHasFields(auth) {
-			c.ps.add(where, "auth", "sets fields but no kind or header, so the record's auth would be used and these ignored; name the kind")
-		}
+	if !ownsAuth(auth) {
 		auth = r.GetAuth()
-		rc.authUsed = true
 	}
-	m.Auth = c.resolveAuth(where, auth, m.KeySecret, rc.rec.Wire)
+	m.Auth = resolveAuth(auth, m.KeySecret, rc.rec.Wire)
 	m.Account = account(inherit(mp.Account, r.GetAccount()), m)
-	m.Prices = c.memberPrices(rc, where, mp.GetPrices(), m)
+	m.Prices = memberPrices(rc, mp.GetPrices())
 	return m
-}
-
-// modelMap checks a model map: every key is a model of the record and every
-// value a model name.
-func (c *compiler) modelMap(where string, mm map[string]string, models map[string]routing.ModelKind) {
-	for _, k := range sortedKeys(mm) {
-		if _, ok := models[k]; !ok {
-			c.ps.add(where, "model_map", "key %s is not a model of the record", strconv.Quote(k))
-		}
-		if v := mm[k]; !validModelName(v) {
-			c.ps.add(where, "model_map", "%s maps to %s, which is not a model name (1-256 bytes, no spaces)", strconv.Quote(k), strconv.Quote(v))
-		}
-	}
 }
 
 // inherit returns the member's value when the optional field is present, else
@@ -370,21 +284,14 @@ func account(declared string, m *routing.Member) string {
 	return m.ID
 }
 
-// limits converts declared limits, reporting negative ones.
-func (c *compiler) limits(where, field string, l *configv1.Limits) routing.Limits {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"rpm", l.GetRpm()}, {"input_tpm", l.GetInputTpm()}, {"output_tpm", l.GetOutputTpm()}} {
-		if f.v < 0 {
-			c.ps.add(where, field+"."+f.name, "must not be negative, got %d", f.v)
-		}
-	}
+// limits converts declared limits; negative ones (a problem CheckRecord
+// reports) count as none.
+func limits(l *configv1.Limits) routing.Limits {
 	return routing.Limits{RPM: max(l.GetRpm(), 0), InputTPM: max(l.GetInputTpm(), 0), OutputTPM: max(l.GetOutputTpm(), 0)}
 }
 
-// wire converts the record's wire format, which must be set.
-func (c *compiler) wire(where string, w configv1.WireFormat) routing.WireFormat {
+// wire converts the record's wire format; WireUnknown when unset or unknown.
+func wire(w configv1.WireFormat) routing.WireFormat {
 	switch w {
 	case configv1.WireFormat_WIRE_FORMAT_OPENAI:
 		return routing.WireOpenAI
@@ -392,83 +299,33 @@ func (c *compiler) wire(where string, w configv1.WireFormat) routing.WireFormat 
 		return routing.WireAnthropic
 	case configv1.WireFormat_WIRE_FORMAT_BEDROCK:
 		return routing.WireBedrock
-	case configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED:
-		c.ps.add(where, "wire_format", "missing: must be %s", formats.WireFormats.StoredChoices())
-	default:
-		c.ps.add(where, "wire_format", "unknown value %d", int32(w))
 	}
 	return routing.WireUnknown
 }
 
-// models compiles the record's model list. A model whose kind is unspecified
-// is a chat model: chat is what nearly every model is, and presets that omit
-// the kind mean chat.
-func (c *compiler) models(where string, in []*configv1.Model) map[string]routing.ModelKind {
+// models converts the record's model list. A model whose kind is
+// unspecified is a chat model: chat is what nearly every model is, and
+// presets that omit the kind mean chat.
+func models(in []*configv1.Model) map[string]routing.ModelKind {
 	out := make(map[string]routing.ModelKind, len(in))
-	for i, m := range in {
-		field := fmt.Sprintf("models[%d]", i)
-		if !validModelName(m.GetName()) {
-			c.ps.add(where, field, "%s is not a model name (1-256 bytes, no spaces)", strconv.Quote(m.GetName()))
-			continue
-		}
-		if _, dup := out[m.GetName()]; dup {
-			c.ps.add(where, field, "model %s is listed twice", strconv.Quote(m.GetName()))
-		}
-		switch m.GetKind() {
-		case configv1.ModelKind_MODEL_KIND_UNSPECIFIED, configv1.ModelKind_MODEL_KIND_CHAT:
-			out[m.GetName()] = routing.KindChat
-		case configv1.ModelKind_MODEL_KIND_EMBEDDINGS:
+	for _, m := range in {
+		out[m.GetName()] = routing.KindChat
+		if m.GetKind() == configv1.ModelKind_MODEL_KIND_EMBEDDINGS {
 			out[m.GetName()] = routing.KindEmbeddings
-		default:
-			c.ps.add(where, field, "model %s has unknown kind %d", strconv.Quote(m.GetName()), int32(m.GetKind()))
 		}
 	}
 	return out
 }
 
-// rateLimitKey reports whether k (lowercased) is a key rate_limit_headers may
-// use: {requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}
-// (R-HEAD-2).
-func rateLimitKey(k string) bool {
-	dim, field, ok := strings.Cut(k, "-")
-	if dim == "input" || dim == "output" {
-		var rest string
-		rest, field, ok = strings.Cut(field, "-")
-		dim += "-" + rest
-	}
-	if !ok {
-		return false
-	}
-	switch dim {
-	case "requests", "tokens", "input-tokens", "output-tokens":
-	default:
-		return false
-	}
-	switch field {
-	case "limit", "remaining", "reset":
-		return true
-	}
-	return false
-}
-
 // rateLimitHeaders copies the record's declared rate-limit header names,
-// keys lowercased, reporting unknown keys and malformed header names.
-func (c *compiler) rateLimitHeaders(where string, in map[string]string) map[string]string {
+// keys lowercased and both sides trimmed.
+func rateLimitHeaders(in map[string]string) map[string]string {
 	if len(in) == 0 {
 		return nil
 	}
 	out := make(map[string]string, len(in))
-	for _, k := range sortedKeys(in) {
-		key := strings.ToLower(strings.TrimSpace(k))
-		v := strings.TrimSpace(in[k])
-		field := "rate_limit_headers[" + strconv.Quote(k) + "]"
-		if !rateLimitKey(key) {
-			c.ps.add(where, field, "unknown key: keys are {requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}")
-		}
-		if !validHeaderName(v) {
-			c.ps.add(where, field, "%s is not a header name", strconv.Quote(v))
-		}
-		out[key] = v
+	for k, v := range in {
+		out[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
 	}
 	return out
 }
@@ -476,8 +333,9 @@ func (c *compiler) rateLimitHeaders(where string, in map[string]string) map[stri
 // recovery applies the ROUTING.md defaults to the record's failover
 // settings: a field that is 0 or absent takes the default, except
 // attempt_deadline, where a present zero duration disables the attempt
-// deadline (R-FAIL-9) and only an absent one takes the default.
-func (c *compiler) recovery(where string, in *configv1.Recovery) routing.Recovery {
+// deadline (R-FAIL-9) and only an absent one takes the default. Invalid or
+// negative durations (problems CheckRecord reports) are ignored.
+func recovery(in *configv1.Recovery) routing.Recovery {
 	out := routing.DefaultRecovery()
 	if in == nil {
 		return out
@@ -485,32 +343,22 @@ func (c *compiler) recovery(where string, in *configv1.Recovery) routing.Recover
 	if n := in.GetMaxAttempts(); n > 0 {
 		out.MaxAttempts = int(n)
 	}
-	dur := func(field string, d *durationpb.Duration, dst *time.Duration, zeroDisables bool) {
-		if d == nil {
+	dur := func(d *durationpb.Duration, dst *time.Duration, zeroDisables bool) {
+		if d == nil || d.CheckValid() != nil {
 			return
 		}
-		if err := d.CheckValid(); err != nil {
-			c.ps.add(where, "recovery."+field, "%v", err)
-			return
-		}
-		v := d.AsDuration()
-		switch {
-		case v < 0:
-			c.ps.add(where, "recovery."+field, "must not be negative, got %v", v)
+		switch v := d.AsDuration(); {
 		case v > 0:
 			*dst = v
-		case zeroDisables:
+		case v == 0 && zeroDisables:
 			*dst = 0
 		}
 	}
-	dur("call_deadline", in.GetCallDeadline(), &out.CallDeadline, false)
-	dur("attempt_deadline", in.GetAttemptDeadline(), &out.AttemptDeadline, true)
-	dur("cooldown_base", in.GetCooldownBase(), &out.CooldownBase, false)
-	dur("cooldown_max", in.GetCooldownMax(), &out.CooldownMax, false)
-	dur("max_wait", in.GetMaxWait(), &out.MaxWait, false)
-	if out.CooldownBase > out.CooldownMax {
-		c.ps.add(where, "recovery.cooldown_base", "%v is above cooldown_max %v", out.CooldownBase, out.CooldownMax)
-	}
+	dur(in.GetCallDeadline(), &out.CallDeadline, false)
+	dur(in.GetAttemptDeadline(), &out.AttemptDeadline, true)
+	dur(in.GetCooldownBase(), &out.CooldownBase, false)
+	dur(in.GetCooldownMax(), &out.CooldownMax, false)
+	dur(in.GetMaxWait(), &out.MaxWait, false)
 	return out
 }
 

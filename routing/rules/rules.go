@@ -19,6 +19,7 @@ import (
 const (
 	MaxNameLen  = 64
 	MaxModelLen = 128
+	MaxTagLen   = 64
 )
 
 // PrimaryMember is the name of a plain record's own endpoint: the one
@@ -199,4 +200,37 @@ func CheckURL(raw string, clusterOwned bool) []URLProblem {
 		}
 	}
 	return out
+}
+
+// ValidTagText reports whether s may be a tag key or value (of a record, a
+// member, or a data rule's required tags): 1-64 bytes of printable text
+// without leading or trailing space.
+func ValidTagText(s string) bool { return ValidText(s, MaxTagLen) }
+
+// ValidText reports whether s is 1-n bytes of printable text without
+// leading or trailing space (tags, accounts).
+func ValidText(s string, n int) bool {
+	if len(s) < 1 || len(s) > n || strings.TrimSpace(s) != s {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return false
+		}
+	}
+	return true
+}
+
+// RateLimitKeys is what ValidRateLimitKey accepts, in words.
+const RateLimitKeys = "{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}"
+
+// ValidRateLimitKey reports whether k (lowercase) is a key a record's
+// rate_limit_headers may use: one of RateLimitKeys (R-HEAD-2).
+func ValidRateLimitKey(k string) bool {
+	for _, dim := range []string{"requests-", "tokens-", "input-tokens-", "output-tokens-"} {
+		if rest, ok := strings.CutPrefix(k, dim); ok {
+			return rest == "limit" || rest == "remaining" || rest == "reset"
+		}
+	}
+	return false
 }

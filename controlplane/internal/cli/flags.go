@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"weir.dev/routing/rules"
 )
 
 // parseInterspersed parses args with fs and returns the positional arguments
@@ -84,22 +86,17 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// checkRegion accepts a region name: 1-64 characters of [A-Za-z0-9_-], and
-// with glob also '*' (for data rules and allowed regions, e.g. "eu-*").
+// checkRegion accepts a region name (rules.ValidRegion), and with glob
+// also a region glob such as "eu-*" (rules.ValidRegionPattern), for data
+// rules and allowed regions.
 func checkRegion(s string, glob bool) error {
-	ok := len(s) >= 1 && len(s) <= 64
-	for i := 0; ok && i < len(s); i++ {
-		c := s[i]
-		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '_' || c == '-' || glob && c == '*'
+	switch {
+	case glob && !rules.ValidRegionPattern(s):
+		return fmt.Errorf("invalid region %q: want a region name or a glob, 1-64 characters of [A-Za-z0-9_*?-]", s)
+	case !glob && !rules.ValidRegion(s):
+		return fmt.Errorf("invalid region %q: want 1-64 characters of [A-Za-z0-9_-]", s)
 	}
-	if ok {
-		return nil
-	}
-	if glob {
-		return fmt.Errorf("invalid region %q: want 1-64 characters of [A-Za-z0-9_*-]", s)
-	}
-	return fmt.Errorf("invalid region %q: want 1-64 characters of [A-Za-z0-9_-]", s)
+	return nil
 }
 
 // checkHost accepts a host name or name:port without scheme or path, as
@@ -231,32 +228,23 @@ func (f *kvFlag) Set(s string) error {
 	return nil
 }
 
-// checkTag accepts a tag or required tag: key and value 1-64 characters.
+// checkTag accepts a tag or required tag: key and value 1-64 printable
+// characters (rules.ValidTagText).
 func checkTag(k, v string) error {
-	if len(k) > 64 || len(v) > 64 {
-		return fmt.Errorf("tag %s=%s: key and value must be 1-64 characters", k, v)
+	if !rules.ValidTagText(k) || !rules.ValidTagText(v) {
+		return fmt.Errorf("tag %s=%s: key and value must be 1-%d printable characters", k, v, rules.MaxTagLen)
 	}
 	return nil
 }
 
 // checkRateLimitHeader accepts DIM=NAME where DIM is one of the keys
-// "{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}"
-// (R-HEAD-2) and NAME a header name.
+// rules.RateLimitKeys (R-HEAD-2) and NAME a header name.
 func checkRateLimitHeader(dim, name string) error {
-	ok := false
-	for _, d := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
-		for _, p := range []string{"limit", "remaining", "reset"} {
-			ok = ok || dim == d+"-"+p
-		}
+	if !rules.ValidRateLimitKey(dim) {
+		return fmt.Errorf("unknown rate-limit dimension %q: want %s", dim, rules.RateLimitKeys)
 	}
-	if !ok {
-		return fmt.Errorf("unknown rate-limit dimension %q: want {requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}", dim)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
-			return fmt.Errorf("invalid header name %q", name)
-		}
+	if !rules.ValidHeaderName(name) {
+		return fmt.Errorf("invalid header name %q", name)
 	}
 	return nil
 }

@@ -102,8 +102,8 @@ func (s *specFlags) register(fs *flagSet) {
 	s.order = intFlag[uint32]{min: 1, max: 100}
 	s.models.split = true
 	s.models.check = func(m string) error {
-		if len(m) > 128 {
-			return fmt.Errorf("model name %q is longer than 128 characters", m)
+		if !rules.ValidModelName(m) {
+			return fmt.Errorf("model name %q: want 1-%d bytes without spaces", m, rules.MaxModelLen)
 		}
 		return nil
 	}

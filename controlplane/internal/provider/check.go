@@ -3,7 +3,6 @@ package provider
 import (
 	"net/url"
 	"strings"
-	"unicode"
 
 	"weir.dev/routing/rules"
 )
@@ -28,42 +27,6 @@ const (
 func validRegionPattern(s string) bool { return rules.ValidRegionPattern(s) }
 func validModelName(s string) bool     { return rules.ValidModelName(s) }
 func validHeaderName(s string) bool    { return rules.ValidHeaderName(s) }
-
-// validText reports whether s is 1-n bytes of printable text without
-// leading or trailing space (tags, accounts, api versions).
-func validText(s string, n int) bool {
-	if len(s) < 1 || len(s) > n || strings.TrimSpace(s) != s {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return false
-		}
-	}
-	return true
-}
-
-// validToken reports whether s is 1-n bytes without white space or control
-// characters (api versions).
-func validToken(s string, n int) bool {
-	return len(s) <= n && validModelName(s)
-}
-
-// checkURL adds every R-SEC-2 problem of an upstream address (a base_url
-// or an OAuth2 token_url) found by rules.CheckURL; problems never echo the
-// URL, which may hold a secret by mistake.
-func checkURL(ps *problems, field, raw string, clusterOwned bool) {
-	for _, p := range rules.CheckURL(raw, clusterOwned) {
-		code := CodeInvalidURL
-		switch p.Kind {
-		case rules.URLNotHTTPS:
-			code = CodeNotHTTPS
-		case rules.URLPrivateAddress:
-			code = CodePrivateAddress
-		}
-		ps.add(field, code, "%s", p.Message)
-	}
-}
 
 // hostOf returns the lower-cased host name of a URL without its port, or ""
 // when it has none.

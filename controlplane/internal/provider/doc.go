@@ -9,12 +9,14 @@
 //     bedrock, vllm) into explicit fields at creation (ResolveRecordPreset,
 //     ResolveMemberPreset), and fills in the server's own defaults.
 //   - validate.go checks the whole record a change produces (Validate) and
-//     reports every problem at once, each naming its request field: names,
-//     R-SEC-2 URLs, R-SEC-3 auth, R-COST-4 whole prices, models, model maps,
-//     weights, orders, regions, durations, limits, tags, secrets. It is the
-//     twin of the edge's snapshot compiler (weir.dev/routing/compile), restated
-//     here rather than imported, and at least as strict: the control plane
-//     must never accept what the edges would refuse.
+//     reports every problem at once, each naming its request field. It
+//     states no rule itself: it runs the record, as the snapshot would
+//     carry it (Record.ConfigRecord), through compile.CheckRecord, the
+//     record rules every edge's compiler applies (names, R-SEC-2 URLs,
+//     R-SEC-3 auth, R-COST-4 whole prices, models, model maps, weights,
+//     orders, regions, durations, limits, tags), asking on top only what the
+//     admin API asks (a named auth kind, secrets that exist). So the control
+//     plane never accepts what the edges would refuse, by construction.
 //   - resolve.go resolves member inheritance (Effective, ResolvedPrices):
 //     auth as a whole, key secret, region, retains_data, account,
 //     api_version, limits, models, tags merged, prices merged per part, each

@@ -9,6 +9,7 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/compile"
 )
 
 // AzureAPIVersion is the api-version the azure-openai preset pins when the
@@ -358,12 +359,8 @@ func normalizeMember(rec *adminv1.ProviderSpec, spec *adminv1.PoolMemberSpec) {
 }
 
 // authHasFields reports whether an auth sets anything besides kind and
-// header.
-func authHasFields(a *configv1.Auth) bool {
-	return a.GetAwsService() != "" || a.GetAwsRegion() != "" || a.GetAccessKeySecret() != "" ||
-		a.GetTokenUrl() != "" || a.GetClientId() != "" || a.GetClientSecretSecret() != "" ||
-		len(a.GetScopes()) > 0
-}
+// header (compile.AuthHasFields).
+func authHasFields(a *configv1.Auth) bool { return compile.AuthHasFields(a) }
 
 // overlayAuth sets every field src gives (not empty) on dst.
 func overlayAuth(dst, src *configv1.Auth) {

@@ -5,24 +5,14 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/compile"
 	"weir.dev/routing/formats"
 	"weir.dev/routing/rules"
 )
 
-// Limits on names and sizes (ROUTING.md, DESIGN §3, provider_types.proto).
-const (
-	maxNameLen     = rules.MaxNameLen
-	maxMembers     = 16
-	maxWeight      = 10000
-	maxOrder       = 100
-	maxModels      = 256
-	maxModelLen    = rules.MaxModelLen
-	maxTags        = 64
-	maxTagLen      = 64
-	maxAccountLen  = 128
-	maxVersionLen  = 64
-	maxRegionRules = 64
-)
+// Limits the admin API holds requests to besides the record rules of
+// compile.CheckRecord.
+const maxNameLen = rules.MaxNameLen
 
 // Record is a provider record as validation, resolution and warnings see
 // it: the record's own settings and, for a pool, its members. It is the
@@ -162,9 +152,7 @@ func cloneAuth(a *configv1.Auth) *configv1.Auth {
 
 // memberHasOwnAuth reports whether a member's auth replaces the record's:
 // it names a kind or a header (ROUTING.md "Member").
-func memberHasOwnAuth(a *configv1.Auth) bool {
-	return a.GetKind() != configv1.AuthKind_AUTH_KIND_UNSPECIFIED || a.GetHeader() != ""
-}
+func memberHasOwnAuth(a *configv1.Auth) bool { return compile.MemberOwnsAuth(a) }
 
 // defaultKeyHeader is the header an API key goes in when the auth names
 // none: the one each wire format's own API reads. The edge applies the same

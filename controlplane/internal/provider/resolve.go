@@ -173,7 +173,7 @@ func mergeTags(rec, own map[string]string) (map[string]string, []string) {
 		tags[k] = v
 	}
 	var inherited []string
-	for _, k := range sortedKeys(rec) {
+	for _, k := range slices.Sorted(maps.Keys(rec)) {
 		if _, mine := own[k]; !mine {
 			inherited = append(inherited, k)
 		}

@@ -92,12 +92,11 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestGoldenFilesHoldEdgeInvariants reads every golden file back and checks
-// what the edge compiler (weir.dev/routing/compile) refuses snapshots for:
-// names, plain-or-pool, R-SEC-2 addresses, R-SEC-3 auth, whole prices
-// (R-COST-4), model references, weights, tiers, key hashes, sealed secrets.
-// The controlplane module cannot import the compiler, so the rules are
-// restated in checkTenant and checkCluster.
+// TestGoldenFilesHoldEdgeInvariants reads every golden file back and
+// compiles it with the edges' compiler (weir.dev/routing/compile): names,
+// plain-or-pool, R-SEC-2 addresses, R-SEC-3 auth, whole prices (R-COST-4),
+// model references, key hashes; plus the builder's own promises (weights
+// and orders written out, sealed secrets) — see checkTenant.
 func TestGoldenFilesHoldEdgeInvariants(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.golden"))
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"weir.dev/routing/rules"
 )
 
 // MaxName is the longest name of a tenant, record, member, key, secret,
@@ -19,7 +21,7 @@ func Name(ps *Problems, field, value string) bool {
 		ps.Add(field, CodeRequired, "a name is required")
 	case len(value) > MaxName:
 		ps.Addf(field, CodeTooLong, "name is %d characters; at most %d", len(value), MaxName)
-	case !only(value, isNameByte):
+	case !rules.ValidName(value):
 		ps.Add(field, CodeInvalidName, "name must be 1-64 of a-z, 0-9, '_' and '-'")
 	default:
 		return true
@@ -27,11 +29,11 @@ func Name(ps *Problems, field, value string) bool {
 	return false
 }
 
-// RegionGlob checks a region rule: an exact region or a glob such as "eu-*",
-// 1-64 of [A-Za-z0-9_*-].
+// RegionGlob checks a region rule: an exact region or a glob such as "eu-*"
+// (rules.ValidRegionPattern, the edges' rule).
 func RegionGlob(ps *Problems, field, value string) bool {
-	if value == "" || len(value) > 64 || !only(value, func(c byte) bool { return isRegionByte(c) || c == '*' }) {
-		ps.Add(field, CodeInvalidValue, "a region rule is 1-64 of A-Z, a-z, 0-9, '_', '-' and '*'")
+	if !rules.ValidRegionPattern(value) {
+		ps.Add(field, CodeInvalidValue, "a region rule is 1-64 of A-Z, a-z, 0-9, '_', '-', '*' and '?'")
 		return false
 	}
 	return true
@@ -147,12 +149,4 @@ func only(s string, ok func(byte) bool) bool {
 		}
 	}
 	return true
-}
-
-func isNameByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-}
-
-func isRegionByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }
