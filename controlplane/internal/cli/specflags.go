@@ -90,28 +90,7 @@ func recordOnlyFlags() []string {
 
 // register adds the flags of s.kind to fs.
 func (s *specFlags) register(fs *flagSet) {
-	// Bounds are those of the field types, except where the API documents
-	// a range (weight, order); the server validates the rest.
-	s.rpm = intFlag[int64]{max: math.MaxInt64}
-	s.inTPM = intFlag[int64]{max: math.MaxInt64}
-	s.outTPM = intFlag[int64]{max: math.MaxInt64}
-	s.maxAttempts = intFlag[uint32]{max: math.MaxUint32}
-	s.defMaxOut = intFlag[int64]{max: math.MaxInt64}
-	s.priority = intFlag[int32]{min: math.MinInt32, max: math.MaxInt32}
-	s.weight = intFlag[uint32]{min: 1, max: 10000}
-	s.order = intFlag[uint32]{min: 1, max: 100}
-	s.models.split = true
-	s.models.check = func(m string) error {
-		if !rules.ValidModelName(m) {
-			return fmt.Errorf("model name %q: want 1-%d bytes without spaces", m, rules.MaxModelLen)
-		}
-		return nil
-	}
-	s.tags.want, s.tags.check = "K=V", checkTag
-	s.rlHeaders.want, s.rlHeaders.check = "DIM=NAME", checkRateLimitHeader
-	s.modelMap.want = "CALLER=MEMBER"
-	s.allowRegions.check = func(r string) error { return checkRegion(r, true) }
-
+	s.setChecks()
 	member := s.kind == memberAdd || s.kind == memberSet
 	fs.StringVar(&s.preset, "preset", "", "`"+strings.Join(words.All[adminv1.Preset](), "|")+"`: the preset, which sets the wire format and auth defaults")
 	fs.StringVar(&s.baseURL, "base-url", "", "endpoint `URL` (https; http only to loopback or on internal records)")
@@ -169,6 +148,31 @@ func (s *specFlags) register(fs *flagSet) {
 		fs.BoolVar(&s.off, "off", false, "take the member out of every call (R-ELIG-1)")
 		fs.BoolVar(&s.on, "on", false, "put the member back")
 	}
+}
+
+// setChecks sets the flags' local checks. Bounds are those of the field
+// types, except where the API documents a range (weight, order); formats
+// are routing/rules'; the server validates the rest.
+func (s *specFlags) setChecks() {
+	s.rpm = intFlag[int64]{max: math.MaxInt64}
+	s.inTPM = intFlag[int64]{max: math.MaxInt64}
+	s.outTPM = intFlag[int64]{max: math.MaxInt64}
+	s.maxAttempts = intFlag[uint32]{max: math.MaxUint32}
+	s.defMaxOut = intFlag[int64]{max: math.MaxInt64}
+	s.priority = intFlag[int32]{min: math.MinInt32, max: math.MaxInt32}
+	s.weight = intFlag[uint32]{min: 1, max: 10000}
+	s.order = intFlag[uint32]{min: 1, max: 100}
+	s.models.split = true
+	s.models.check = func(m string) error {
+		if !rules.ValidModelName(m) {
+			return fmt.Errorf("model name %q: want 1-%d bytes without spaces", m, rules.MaxModelLen)
+		}
+		return nil
+	}
+	s.tags.want, s.tags.check = "K=V", checkTag
+	s.rlHeaders.want, s.rlHeaders.check = "DIM=NAME", checkRateLimitHeader
+	s.modelMap.want = "CALLER=MEMBER"
+	s.allowRegions.check = func(r string) error { return checkRegion(r, true) }
 }
 
 // presetValue maps a --preset word to the API enum.
