@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"weir.dev/routing/upstream"
 )
 
 // clsExample is one file of testdata/errors: a status line and headers, a
@@ -482,7 +484,7 @@ func FuzzClassify(f *testing.F) {
 				t.Errorf("%v carries Until %v", v.Kind, v.Until)
 			}
 		}
-		if !clsIsToken(v.Reason) {
+		if !upstream.IsToken(v.Reason) {
 			t.Errorf("Reason %q is not a plain token", v.Reason)
 		}
 		// The reason is read from the body or the AWS error type header, or
