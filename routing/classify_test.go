@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"weir.dev/routing/upstream"
 )
 
-// clsExample is one file of testdata/errors: a status line and headers, a
+// errorExample is one file of testdata/errors: a status line and headers, a
 // blank line, then the body.
-type clsExample struct {
+type errorExample struct {
 	file        string
 	status      int
 	header      http.Header
@@ -23,8 +25,8 @@ type clsExample struct {
 	body        []byte
 }
 
-// clsLoadExample reads one example file.
-func clsLoadExample(tb testing.TB, path string) clsExample {
+// loadErrorExample reads one example file.
+func loadErrorExample(tb testing.TB, path string) errorExample {
 	tb.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -49,7 +51,7 @@ func clsLoadExample(tb testing.TB, path string) clsExample {
 		}
 		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	return clsExample{
+	return errorExample{
 		file:        filepath.Base(path),
 		status:      status,
 		header:      h,
@@ -58,16 +60,16 @@ func clsLoadExample(tb testing.TB, path string) clsExample {
 	}
 }
 
-// clsExamples loads every file of testdata/errors.
-func clsExamples(tb testing.TB) []clsExample {
+// errorExamples loads every file of testdata/errors.
+func errorExamples(tb testing.TB) []errorExample {
 	tb.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "errors", "*.txt"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := make([]clsExample, 0, len(paths))
+	out := make([]errorExample, 0, len(paths))
 	for _, p := range paths {
-		out = append(out, clsLoadExample(tb, p))
+		out = append(out, loadErrorExample(tb, p))
 	}
 	return out
 }
@@ -75,8 +77,8 @@ func clsExamples(tb testing.TB) []clsExample {
 // noUntil marks an expectation of a zero Until.
 const noUntil = time.Duration(-1)
 
-// clsExpect is the expected verdict of one example file.
-type clsExpect struct {
+// exampleExpect is the expected verdict of one example file.
+type exampleExpect struct {
 	rule        string
 	wire        WireFormat
 	kind        FailureKind
@@ -85,10 +87,10 @@ type clsExpect struct {
 	until       time.Duration // from now; noUntil for zero
 }
 
-// clsFileExpectations covers every file of testdata/errors. The shapes are
+// exampleExpectations covers every file of testdata/errors. The shapes are
 // modelled on real provider answers (see the report of the change that
 // added them); messages are shortened or paraphrased.
-var clsFileExpectations = map[string]clsExpect{
+var exampleExpectations = map[string]exampleExpect{
 	// OpenAI.
 	"openai_insufficient_quota.txt":           {"R-FAIL-3", WireOpenAI, KindQuotaSpent, true, "insufficient_quota", noUntil},
 	"openai_insufficient_quota_null_code.txt": {"R-FAIL-3", WireOpenAI, KindQuotaSpent, true, "insufficient_quota", noUntil},
@@ -142,34 +144,34 @@ var clsFileExpectations = map[string]clsExpect{
 	"gemini_quota_metric_per_day.txt":       {"R-FAIL-3", WireOpenAI, KindQuotaSpent, true, "RESOURCE_EXHAUSTED", noUntil},
 }
 
-func clsWant(status int, e clsExpect) Verdict {
+func wantVerdict(status int, e exampleExpect) Verdict {
 	v := Verdict{Kind: e.kind, Status: status, AccountWide: e.accountWide, Reason: e.reason}
 	if e.until != noUntil {
-		v.Until = rlNow.Add(e.until)
+		v.Until = testNow.Add(e.until)
 	}
 	return v
 }
 
 func TestClassifyExamples(t *testing.T) {
 	t.Parallel()
-	examples := clsExamples(t)
+	examples := errorExamples(t)
 	seen := map[string]bool{}
 	for _, ex := range examples {
 		seen[ex.file] = true
-		exp, ok := clsFileExpectations[ex.file]
+		exp, ok := exampleExpectations[ex.file]
 		if !ok {
-			t.Errorf("%s has no expectation in clsFileExpectations", ex.file)
+			t.Errorf("%s has no expectation in exampleExpectations", ex.file)
 			continue
 		}
 		t.Run(exp.rule+" "+strings.TrimSuffix(ex.file, ".txt"), func(t *testing.T) {
 			t.Parallel()
-			got := Classify(exp.wire, ex.status, ex.header, ex.body, rlNow)
-			if diff := cmp.Diff(clsWant(ex.status, exp), got); diff != "" {
+			got := Classify(exp.wire, ex.status, ex.header, ex.body, testNow)
+			if diff := cmp.Diff(wantVerdict(ex.status, exp), got); diff != "" {
 				t.Errorf("Classify(%s) mismatch (-want +got):\n%s", ex.file, diff)
 			}
 		})
 	}
-	for f := range clsFileExpectations {
+	for f := range exampleExpectations {
 		if !seen[f] {
 			t.Errorf("expectation for missing file testdata/errors/%s", f)
 		}
@@ -178,7 +180,7 @@ func TestClassifyExamples(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	t.Parallel()
-	at := func(d time.Duration) time.Time { return rlNow.Add(d) }
+	at := func(d time.Duration) time.Time { return testNow.Add(d) }
 	quotaBody := `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
 	tests := []struct {
 		name   string
@@ -195,17 +197,17 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-FAIL-1 2xx body is never read", wire: WireOpenAI, status: 201,
-			h: rlHeaders("retry-after", "30"), body: quotaBody,
+			h: headersOf("retry-after", "30"), body: quotaBody,
 			want: Verdict{Kind: KindAnswered, Status: 201, Reason: "http_201"},
 		},
 		{
 			name: "R-FAIL-2 429 retry-after-ms", wire: WireOpenAI, status: 429,
-			h:    rlHeaders("retry-after-ms", "250", "retry-after", "1"),
+			h:    headersOf("retry-after-ms", "250", "retry-after", "1"),
 			want: Verdict{Kind: KindRateLimited, Status: 429, Until: at(250 * time.Millisecond), Reason: "http_429"},
 		},
 		{
 			name: "R-FAIL-2 429 retry-after HTTP date", wire: WireAnthropic, status: 429,
-			h:    rlHeaders("retry-after", "Sun, 01 Jun 2025 12:00:09 GMT"),
+			h:    headersOf("retry-after", "Sun, 01 Jun 2025 12:00:09 GMT"),
 			body: `{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}}`,
 			want: Verdict{Kind: KindRateLimited, Status: 429, Until: at(9 * time.Second), Reason: "rate_limit_error"},
 		},
@@ -215,12 +217,12 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-FAIL-2 429 negative retry-after is not named", wire: WireOpenAI, status: 429,
-			h:    rlHeaders("retry-after", "-30"),
+			h:    headersOf("retry-after", "-30"),
 			want: Verdict{Kind: KindRateLimited, Status: 429, Reason: "http_429"},
 		},
 		{
 			name: "R-FAIL-2 429 latest reset among spent dimensions", wire: WireOpenAI, status: 429,
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "2s",
 				"x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "45s",
 			),
@@ -228,18 +230,18 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-FAIL-2 429 reset of a dimension not spent is not named", wire: WireOpenAI, status: 429,
-			h:    rlHeaders("x-ratelimit-remaining-tokens", "10", "x-ratelimit-reset-tokens", "45s"),
+			h:    headersOf("x-ratelimit-remaining-tokens", "10", "x-ratelimit-reset-tokens", "45s"),
 			want: Verdict{Kind: KindRateLimited, Status: 429, Reason: "http_429"},
 		},
 		{
 			name: "R-FAIL-2 429 record-declared rate-limit headers", wire: WireOpenAI, status: 429,
-			h:      rlHeaders("x-vendor-left", "0", "x-vendor-reset", "1748779215"),
+			h:      headersOf("x-vendor-left", "0", "x-vendor-reset", "1748779215"),
 			custom: map[string]string{"tokens-remaining": "x-vendor-left", "tokens-reset": "x-vendor-reset"},
 			want:   Verdict{Kind: KindRateLimited, Status: 429, Until: at(15 * time.Second), Reason: "http_429"},
 		},
 		{
 			name: "R-FAIL-2 bedrock ThrottlingException from header with empty body", wire: WireBedrock, status: 429,
-			h:    rlHeaders("x-amzn-ErrorType", "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+			h:    headersOf("x-amzn-ErrorType", "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
 			want: Verdict{Kind: KindRateLimited, Status: 429, Reason: "ThrottlingException"},
 		},
 		{
@@ -249,7 +251,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-ORDER-4 bedrock ServiceQuotaExceededException is account-wide", wire: WireBedrock, status: 400,
-			h:    rlHeaders("x-amzn-ErrorType", "ServiceQuotaExceededException", "retry-after", "4"),
+			h:    headersOf("x-amzn-ErrorType", "ServiceQuotaExceededException", "retry-after", "4"),
 			body: `{"message":"Your request exceeds the service quota for your account."}`,
 			want: Verdict{Kind: KindRateLimited, Status: 400, Until: at(4 * time.Second), AccountWide: true, Reason: "ServiceQuotaExceededException"},
 		},
@@ -298,7 +300,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-FAIL-3 spent with retry-after", wire: WireOpenAI, status: 429, body: quotaBody,
-			h:    rlHeaders("retry-after", "3600"),
+			h:    headersOf("retry-after", "3600"),
 			want: Verdict{Kind: KindQuotaSpent, Status: 429, Until: at(time.Hour), AccountWide: true, Reason: "insufficient_quota"},
 		},
 		{
@@ -332,12 +334,12 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-FAIL-4 503 names a longer wait", wire: WireOpenAI, status: 503,
-			h:    rlHeaders("retry-after", "30"),
+			h:    headersOf("retry-after", "30"),
 			want: Verdict{Kind: KindServerError, Status: 503, Until: at(30 * time.Second), Reason: "http_503"},
 		},
 		{
 			name: "R-FAIL-4 302 from a misbehaving upstream", wire: WireOpenAI, status: 302,
-			h:    rlHeaders("location", "https://example.invalid/login"),
+			h:    headersOf("location", "https://example.invalid/login"),
 			want: Verdict{Kind: KindServerError, Status: 302, Reason: "http_302"},
 		},
 		{
@@ -356,7 +358,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-FAIL-6 reason never copies secrets or header values", wire: WireOpenAI, status: 401,
-			h:    rlHeaders("x-amzn-ErrorType", "sk-live-abc def", "www-authenticate", "Bearer realm=secret"),
+			h:    headersOf("x-amzn-ErrorType", "sk-live-abc def", "www-authenticate", "Bearer realm=secret"),
 			body: `{"error":{"code":"sk-proj-123 leaked","type":"Incorrect API key provided: sk-proj-123"}}`,
 			want: Verdict{Kind: KindKeyRefused, Status: 401, Reason: "http_401"},
 		},
@@ -366,7 +368,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "R-FAIL-7 504 ignores retry-after", wire: WireAnthropic, status: 504,
-			h:    rlHeaders("retry-after", "10"),
+			h:    headersOf("retry-after", "10"),
 			want: Verdict{Kind: KindUnknownOutcome, Status: 504, Reason: "http_504"},
 		},
 		{
@@ -386,12 +388,12 @@ func TestClassify(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := ClassifyWith(tc.wire, tc.status, tc.h, []byte(tc.body), tc.custom, rlNow)
+			got := ClassifyWith(tc.wire, tc.status, tc.h, []byte(tc.body), tc.custom, testNow)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ClassifyWith mismatch (-want +got):\n%s", diff)
 			}
 			if tc.custom == nil {
-				if plain := Classify(tc.wire, tc.status, tc.h, []byte(tc.body), rlNow); plain != got {
+				if plain := Classify(tc.wire, tc.status, tc.h, []byte(tc.body), testNow); plain != got {
 					t.Errorf("Classify = %+v, ClassifyWith(nil) = %+v", plain, got)
 				}
 			}
@@ -424,8 +426,8 @@ func TestTransportAndTimeoutVerdicts(t *testing.T) {
 	}
 }
 
-// clsFixedReasons are the reasons Classify makes up rather than reads.
-var clsFixedReasons = map[string]bool{
+// fixedReasons are the reasons Classify makes up rather than reads.
+var fixedReasons = map[string]bool{
 	"insufficient_quota": true, "billing_hard_limit_reached": true, "billing_not_active": true,
 	"billing_error": true, "insufficient_balance": true, "credit_balance_too_low": true,
 	"usage_limit_reached": true, "quota_exceeded": true, "payment_required": true,
@@ -433,8 +435,8 @@ var clsFixedReasons = map[string]bool{
 }
 
 func FuzzClassify(f *testing.F) {
-	for _, ex := range clsExamples(f) {
-		wire := clsFileExpectations[ex.file].wire
+	for _, ex := range errorExamples(f) {
+		wire := exampleExpectations[ex.file].wire
 		f.Add(uint8(wire), ex.status, ex.headerBlock, ex.body)
 	}
 	f.Add(uint8(WireBedrock), 403, "x-amzn-ErrorType: AccessDeniedException", []byte(`{"Message":"billing"}`))
@@ -443,9 +445,9 @@ func FuzzClassify(f *testing.F) {
 	f.Add(uint8(WireAnthropic), 999, "retry-after: Sun, 01 Jun 2025 12:00:09 GMT", []byte(`{"error":"quota exceeded"}`))
 	f.Fuzz(func(t *testing.T, wire uint8, status int, headerBlob string, body []byte) {
 		w := WireFormat(wire % 4)
-		h := rlParseBlob(headerBlob)
-		v := Classify(w, status, h, body, rlNow)
-		if again := Classify(w, status, h, body, rlNow); again != v {
+		h := parseHeaderBlob(headerBlob)
+		v := Classify(w, status, h, body, testNow)
+		if again := Classify(w, status, h, body, testNow); again != v {
 			t.Fatalf("not deterministic: %+v then %+v", v, again)
 		}
 		if v.Status != status {
@@ -473,7 +475,7 @@ func FuzzClassify(f *testing.F) {
 			t.Errorf("account-wide %v with reason %q", v.Kind, v.Reason)
 		}
 		if !v.Until.IsZero() {
-			if v.Until.Before(rlNow) || v.Until.After(rlNow.Add(HintHorizon)) {
+			if v.Until.Before(testNow) || v.Until.After(testNow.Add(HintHorizon)) {
 				t.Errorf("Until %v outside [now, now+%v]", v.Until, HintHorizon)
 			}
 			switch v.Kind {
@@ -482,12 +484,12 @@ func FuzzClassify(f *testing.F) {
 				t.Errorf("%v carries Until %v", v.Kind, v.Until)
 			}
 		}
-		if !clsIsToken(v.Reason) {
+		if !upstream.IsToken(v.Reason) {
 			t.Errorf("Reason %q is not a plain token", v.Reason)
 		}
 		// The reason is read from the body or the AWS error type header, or
 		// is one of Classify's own tokens: never another header's value.
-		if !strings.HasPrefix(v.Reason, "http_") && !clsFixedReasons[v.Reason] &&
+		if !strings.HasPrefix(v.Reason, "http_") && !fixedReasons[v.Reason] &&
 			!bytes.Contains(body, []byte(v.Reason)) && !bytes.ContainsRune(body, '\\') &&
 			!strings.Contains(h.Get("x-amzn-ErrorType"), v.Reason) {
 			t.Errorf("Reason %q comes from neither the body nor x-amzn-ErrorType", v.Reason)

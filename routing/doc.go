@@ -3,7 +3,8 @@
 // provider record and which pool member each attempt goes to, what every
 // upstream answer does to the call and to the member, and what the caller gets
 // when no member answered. Every rule of shared/ROUTING.md lives here and is
-// named by its id (R-…) in the code and in the tests.
+// named by its id (R-…) in the code and in the tests, except the reading of
+// providers' headers and error bodies, which is package upstream's (below).
 //
 // The package is pure: it uses the standard library only, opens no
 // connection, and has no clock or randomness of its own. Time is passed in as
@@ -29,6 +30,9 @@
 //     and auth kinds (enum value, stored name, CLI and console word);
 //   - weir.dev/routing/natsnames: the NATS buckets, streams, subjects and
 //     keys both sides use, their key builders and lifetimes.
+//   - weir.dev/routing/upstream: what a provider's answer says, per
+//     provider (rate-limit headers, retry-after, error bodies); a leaf this
+//     package reads answers with (R-HEAD-1, R-HEAD-2, R-FAIL-2, R-FAIL-3).
 //
 // The module is named for the routing table it exists to produce; the
 // edge-only parts (adapters, gateway, dialer, NATS plumbing) stay in the edge.

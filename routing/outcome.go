@@ -1,6 +1,10 @@
 package routing
 
-import "time"
+import (
+	"time"
+
+	"weir.dev/routing/upstream"
+)
 
 // FailureKind is what one upstream answer (or its absence) means, per the
 // rows of ROUTING.md §5.
@@ -89,47 +93,26 @@ type Verdict struct {
 // MaxErrorPeek bounds how much of an error body the classifier reads.
 const MaxErrorPeek = 16 << 10
 
-// Dim is one rate-limit dimension (R-HEAD-1).
-type Dim uint8
-
-const (
-	DimRequests Dim = iota
-	DimInputTokens
-	DimOutputTokens
-	DimTokens
-	NumDims
+// The rate-limit readings of an answer (R-HEAD-1) are what its headers say
+// and nothing more, so they are defined with their parser in package
+// upstream; routing names them here as it always has.
+type (
+	// Dim is one rate-limit dimension (R-HEAD-1).
+	Dim = upstream.Dim
+	// LimitReading is what one answer's headers say of one dimension.
+	LimitReading = upstream.LimitReading
+	// RateLimits is what one answer's headers say of every dimension.
+	RateLimits = upstream.RateLimits
 )
 
-var dimNames = [NumDims]string{"requests", "input-tokens", "output-tokens", "tokens"}
-
-func (d Dim) String() string {
-	if d < NumDims {
-		return dimNames[d]
-	}
-	return "unknown"
-}
-
-// LimitReading is what one answer's headers say of one dimension.
-type LimitReading struct {
-	Limit, Remaining int64
-	Reset            time.Time
-	HasLimit         bool
-	HasRemaining     bool
-	HasReset         bool
-}
-
-// RateLimits is what one answer's headers say of every dimension.
-type RateLimits [NumDims]LimitReading
-
-// Any reports whether any dimension was read.
-func (r *RateLimits) Any() bool {
-	for _, d := range r {
-		if d.HasLimit || d.HasRemaining || d.HasReset {
-			return true
-		}
-	}
-	return false
-}
+// The rate-limit dimensions.
+const (
+	DimRequests     = upstream.DimRequests
+	DimInputTokens  = upstream.DimInputTokens
+	DimOutputTokens = upstream.DimOutputTokens
+	DimTokens       = upstream.DimTokens
+	NumDims         = upstream.NumDims
+)
 
 // NextKeepAlive is when a streaming call still without upstream headers sends
 // its next ": weir waiting" comment (R-FAIL-12): KeepAliveInterval after the

@@ -9,12 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// rlNow is the fixed "now" of the rate-limit and classifier tests.
-var rlNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+// testNow is the fixed "now" of the rate-limit and classifier tests.
+var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// rlHeaders builds a header from "Name: value" pairs, canonicalizing names
+// headersOf builds a header from "Name: value" pairs, canonicalizing names
 // as net/http does.
-func rlHeaders(kv ...string) http.Header {
+func headersOf(kv ...string) http.Header {
 	h := http.Header{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		h.Add(kv[i], kv[i+1])
@@ -24,7 +24,7 @@ func rlHeaders(kv ...string) http.Header {
 
 func TestParseRateLimits(t *testing.T) {
 	t.Parallel()
-	at := func(d time.Duration) time.Time { return rlNow.Add(d) }
+	at := func(d time.Duration) time.Time { return testNow.Add(d) }
 	tests := []struct {
 		name   string
 		h      http.Header
@@ -33,7 +33,7 @@ func TestParseRateLimits(t *testing.T) {
 	}{
 		{
 			name: "R-HEAD-2 anthropic reset RFC3339",
-			h: rlHeaders(
+			h: headersOf(
 				"anthropic-ratelimit-requests-limit", "50",
 				"anthropic-ratelimit-requests-remaining", "49",
 				"anthropic-ratelimit-requests-reset", "2025-06-01T12:00:01Z",
@@ -42,7 +42,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 anthropic four dimensions and fractional seconds",
-			h: rlHeaders(
+			h: headersOf(
 				"anthropic-ratelimit-requests-limit", "4000",
 				"anthropic-ratelimit-requests-remaining", "3999",
 				"anthropic-ratelimit-requests-reset", "2025-06-01T12:00:00.5Z",
@@ -65,7 +65,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 openai durations 6m0s and 20ms",
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-limit-requests", "5000",
 				"x-ratelimit-remaining-requests", "4999",
 				"x-ratelimit-reset-requests", "20ms",
@@ -80,7 +80,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 openai durations 0.5s and 1m30.5s",
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-reset-requests", "0.5s",
 				"x-ratelimit-reset-tokens", "1m30.5s",
 			),
@@ -91,7 +91,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 openai duration with hours and 18.642s",
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-reset-requests", "17h5m12.528s",
 				"x-ratelimit-reset-tokens", "18.642s",
 			),
@@ -102,7 +102,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 azure remaining without limit is kept",
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-remaining-requests", "119",
 				"x-ratelimit-remaining-tokens", "119000",
 			),
@@ -113,7 +113,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 custom headers take precedence",
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-limit-tokens", "1000",
 				"x-ratelimit-remaining-tokens", "900",
 				"x-vendor-tokens-limit", "2000",
@@ -129,7 +129,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 custom declared but absent or garbage falls back to the fixed families",
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-limit-requests", "60",
 				"x-ratelimit-remaining-requests", "10",
 				"x-vendor-req-remaining", "lots",
@@ -142,7 +142,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 custom input and output token dimensions",
-			h: rlHeaders(
+			h: headersOf(
 				"x-in-limit", "100", "x-in-rem", "40",
 				"x-out-limit", "50", "x-out-rem", "0", "x-out-reset", "2025-06-01T12:01:00Z",
 			),
@@ -157,7 +157,7 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 garbage negative and overflowing values are ignored per field",
-			h: rlHeaders(
+			h: headersOf(
 				"x-ratelimit-limit-requests", "abc",
 				"x-ratelimit-remaining-requests", "-5",
 				"x-ratelimit-reset-requests", "soon",
@@ -177,17 +177,17 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 remaining is clamped to the limit",
-			h:    rlHeaders("x-ratelimit-limit-requests", "100", "x-ratelimit-remaining-requests", "150"),
+			h:    headersOf("x-ratelimit-limit-requests", "100", "x-ratelimit-remaining-requests", "150"),
 			want: RateLimits{DimRequests: {Limit: 100, Remaining: 100, HasLimit: true, HasRemaining: true}},
 		},
 		{
 			name: "R-HEAD-2 zero limit is ignored",
-			h:    rlHeaders("x-ratelimit-limit-requests", "0", "x-ratelimit-remaining-requests", "0"),
+			h:    headersOf("x-ratelimit-limit-requests", "0", "x-ratelimit-remaining-requests", "0"),
 			want: RateLimits{DimRequests: {Remaining: 0, HasRemaining: true}},
 		},
 		{
 			name: "R-HEAD-2 reset in the past or beyond 24h is ignored",
-			h: rlHeaders(
+			h: headersOf(
 				"anthropic-ratelimit-requests-reset", "2025-06-01T11:59:59Z",
 				"anthropic-ratelimit-tokens-reset", "2025-06-02T12:00:01Z",
 				"x-ratelimit-reset-requests", "25h",
@@ -196,18 +196,18 @@ func TestParseRateLimits(t *testing.T) {
 		},
 		{
 			name: "R-HEAD-2 reset exactly now and exactly 24h ahead are kept",
-			h: rlHeaders(
+			h: headersOf(
 				"anthropic-ratelimit-requests-reset", "2025-06-01T12:00:00Z",
 				"anthropic-ratelimit-tokens-reset", "2025-06-02T12:00:00Z",
 			),
 			want: RateLimits{
-				DimRequests: {Reset: rlNow, HasReset: true},
+				DimRequests: {Reset: testNow, HasReset: true},
 				DimTokens:   {Reset: at(24 * time.Hour), HasReset: true},
 			},
 		},
 		{
 			name: "R-HEAD-2 anthropic reset must be RFC3339 and openai reset a duration",
-			h: rlHeaders(
+			h: headersOf(
 				"anthropic-ratelimit-requests-reset", "30s",
 				"x-ratelimit-reset-tokens", "2025-06-01T12:00:30Z",
 			),
@@ -227,7 +227,7 @@ func TestParseRateLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := ParseRateLimits(tc.h, tc.custom, rlNow)
+			got := ParseRateLimits(tc.h, tc.custom, testNow)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ParseRateLimits mismatch (-want +got):\n%s", diff)
 			}
@@ -242,14 +242,14 @@ func TestParseRateLimitsCustomReset(t *testing.T) {
 		value string
 		want  time.Time // zero: ignored
 	}{
-		{"R-HEAD-2 custom reset RFC3339", "2025-06-01T12:05:00Z", rlNow.Add(5 * time.Minute)},
-		{"R-HEAD-2 custom reset HTTP date", "Sun, 01 Jun 2025 12:00:45 GMT", rlNow.Add(45 * time.Second)},
-		{"R-HEAD-2 custom reset Go duration", "1m30.5s", rlNow.Add(90500 * time.Millisecond)},
-		{"R-HEAD-2 custom reset integer seconds", "42", rlNow.Add(42 * time.Second)},
-		{"R-HEAD-2 custom reset decimal seconds", "0.25", rlNow.Add(250 * time.Millisecond)},
-		{"R-HEAD-2 custom reset epoch seconds", "1748779260", rlNow.Add(time.Minute)},
-		{"R-HEAD-2 custom reset epoch seconds with fraction", "1748779200.5", rlNow.Add(500 * time.Millisecond)},
-		{"R-HEAD-2 custom reset epoch milliseconds", "1748779230000", rlNow.Add(30 * time.Second)},
+		{"R-HEAD-2 custom reset RFC3339", "2025-06-01T12:05:00Z", testNow.Add(5 * time.Minute)},
+		{"R-HEAD-2 custom reset HTTP date", "Sun, 01 Jun 2025 12:00:45 GMT", testNow.Add(45 * time.Second)},
+		{"R-HEAD-2 custom reset Go duration", "1m30.5s", testNow.Add(90500 * time.Millisecond)},
+		{"R-HEAD-2 custom reset integer seconds", "42", testNow.Add(42 * time.Second)},
+		{"R-HEAD-2 custom reset decimal seconds", "0.25", testNow.Add(250 * time.Millisecond)},
+		{"R-HEAD-2 custom reset epoch seconds", "1748779260", testNow.Add(time.Minute)},
+		{"R-HEAD-2 custom reset epoch seconds with fraction", "1748779200.5", testNow.Add(500 * time.Millisecond)},
+		{"R-HEAD-2 custom reset epoch milliseconds", "1748779230000", testNow.Add(30 * time.Second)},
 		{"R-HEAD-2 custom reset epoch in the past ignored", "1748779100", time.Time{}},
 		{"R-HEAD-2 custom reset seconds beyond 24h ignored", "90000", time.Time{}},
 		{"R-HEAD-2 custom reset negative ignored", "-3", time.Time{}},
@@ -259,8 +259,8 @@ func TestParseRateLimitsCustomReset(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := rlHeaders("x-reset", tc.value)
-			got := ParseRateLimits(h, map[string]string{"requests-reset": "x-reset"}, rlNow)[DimRequests]
+			h := headersOf("x-reset", tc.value)
+			got := ParseRateLimits(h, map[string]string{"requests-reset": "x-reset"}, testNow)[DimRequests]
 			want := LimitReading{Reset: tc.want, HasReset: !tc.want.IsZero()}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("reset %q mismatch (-want +got):\n%s", tc.value, diff)
@@ -277,30 +277,30 @@ func TestParseRetryAfter(t *testing.T) {
 		want   time.Duration
 		wantOK bool
 	}{
-		{"R-FAIL-2 retry-after-ms integer", rlHeaders("retry-after-ms", "1500"), 1500 * time.Millisecond, true},
-		{"R-FAIL-2 retry-after-ms decimal", rlHeaders("retry-after-ms", "250.5"), 250500 * time.Microsecond, true},
-		{"R-FAIL-2 retry-after-ms before retry-after", rlHeaders("retry-after-ms", "100", "retry-after", "9"), 100 * time.Millisecond, true},
-		{"R-FAIL-2 garbage retry-after-ms falls back to retry-after", rlHeaders("retry-after-ms", "soon", "retry-after", "9"), 9 * time.Second, true},
-		{"R-FAIL-2 negative retry-after-ms falls back to retry-after", rlHeaders("retry-after-ms", "-100", "retry-after", "2"), 2 * time.Second, true},
-		{"R-FAIL-2 retry-after seconds", rlHeaders("retry-after", "20"), 20 * time.Second, true},
-		{"R-FAIL-2 retry-after decimal seconds", rlHeaders("retry-after", "1.5"), 1500 * time.Millisecond, true},
-		{"R-FAIL-2 retry-after zero", rlHeaders("retry-after", "0"), 0, true},
-		{"R-FAIL-2 retry-after HTTP date", rlHeaders("retry-after", "Sun, 01 Jun 2025 12:01:00 GMT"), time.Minute, true},
-		{"R-FAIL-2 retry-after HTTP date in the past is now", rlHeaders("retry-after", "Sun, 01 Jun 2025 11:00:00 GMT"), 0, true},
-		{"R-FAIL-2 retry-after beyond 24h is saturated", rlHeaders("retry-after", "999999999999999999999"), HintHorizon, true},
-		{"R-FAIL-2 retry-after HTTP date beyond 24h is saturated", rlHeaders("retry-after", "Wed, 01 Jun 2033 12:00:00 GMT"), HintHorizon, true},
-		{"R-FAIL-2 retry-after negative is not named", rlHeaders("retry-after", "-5"), 0, false},
-		{"R-FAIL-2 retry-after garbage is not named", rlHeaders("retry-after", "later"), 0, false},
-		{"R-FAIL-2 retry-after exponent is not named", rlHeaders("retry-after", "1e3"), 0, false},
-		{"R-FAIL-2 retry-after NaN is not named", rlHeaders("retry-after", "NaN"), 0, false},
-		{"R-FAIL-2 retry-after Inf is not named", rlHeaders("retry-after-ms", "Inf"), 0, false},
-		{"R-FAIL-2 no retry header", rlHeaders("x-other", "1"), 0, false},
+		{"R-FAIL-2 retry-after-ms integer", headersOf("retry-after-ms", "1500"), 1500 * time.Millisecond, true},
+		{"R-FAIL-2 retry-after-ms decimal", headersOf("retry-after-ms", "250.5"), 250500 * time.Microsecond, true},
+		{"R-FAIL-2 retry-after-ms before retry-after", headersOf("retry-after-ms", "100", "retry-after", "9"), 100 * time.Millisecond, true},
+		{"R-FAIL-2 garbage retry-after-ms falls back to retry-after", headersOf("retry-after-ms", "soon", "retry-after", "9"), 9 * time.Second, true},
+		{"R-FAIL-2 negative retry-after-ms falls back to retry-after", headersOf("retry-after-ms", "-100", "retry-after", "2"), 2 * time.Second, true},
+		{"R-FAIL-2 retry-after seconds", headersOf("retry-after", "20"), 20 * time.Second, true},
+		{"R-FAIL-2 retry-after decimal seconds", headersOf("retry-after", "1.5"), 1500 * time.Millisecond, true},
+		{"R-FAIL-2 retry-after zero", headersOf("retry-after", "0"), 0, true},
+		{"R-FAIL-2 retry-after HTTP date", headersOf("retry-after", "Sun, 01 Jun 2025 12:01:00 GMT"), time.Minute, true},
+		{"R-FAIL-2 retry-after HTTP date in the past is now", headersOf("retry-after", "Sun, 01 Jun 2025 11:00:00 GMT"), 0, true},
+		{"R-FAIL-2 retry-after beyond 24h is saturated", headersOf("retry-after", "999999999999999999999"), HintHorizon, true},
+		{"R-FAIL-2 retry-after HTTP date beyond 24h is saturated", headersOf("retry-after", "Wed, 01 Jun 2033 12:00:00 GMT"), HintHorizon, true},
+		{"R-FAIL-2 retry-after negative is not named", headersOf("retry-after", "-5"), 0, false},
+		{"R-FAIL-2 retry-after garbage is not named", headersOf("retry-after", "later"), 0, false},
+		{"R-FAIL-2 retry-after exponent is not named", headersOf("retry-after", "1e3"), 0, false},
+		{"R-FAIL-2 retry-after NaN is not named", headersOf("retry-after", "NaN"), 0, false},
+		{"R-FAIL-2 retry-after Inf is not named", headersOf("retry-after-ms", "Inf"), 0, false},
+		{"R-FAIL-2 no retry header", headersOf("x-other", "1"), 0, false},
 		{"R-FAIL-2 nil header", nil, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, ok := ParseRetryAfter(tc.h, rlNow)
+			got, ok := ParseRetryAfter(tc.h, testNow)
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v", ok, tc.wantOK)
 			}
@@ -310,16 +310,16 @@ func TestParseRetryAfter(t *testing.T) {
 				}
 				return
 			}
-			if d := got.Sub(rlNow); d != tc.want {
+			if d := got.Sub(testNow); d != tc.want {
 				t.Errorf("wait = %v, want %v", d, tc.want)
 			}
 		})
 	}
 }
 
-// rlParseBlob turns "Name: value" lines into a header, the way the fuzz
+// parseHeaderBlob turns "Name: value" lines into a header, the way the fuzz
 // tests feed arbitrary headers.
-func rlParseBlob(blob string) http.Header {
+func parseHeaderBlob(blob string) http.Header {
 	h := http.Header{}
 	for _, line := range strings.Split(blob, "\n") {
 		k, v, ok := strings.Cut(line, ":")
@@ -331,8 +331,8 @@ func rlParseBlob(blob string) http.Header {
 	return h
 }
 
-// rlCheckReadings asserts the contract of ParseRateLimits on any input.
-func rlCheckReadings(t *testing.T, rl RateLimits, now time.Time) {
+// checkReadings asserts the contract of ParseRateLimits on any input.
+func checkReadings(t *testing.T, rl RateLimits, now time.Time) {
 	t.Helper()
 	for d, r := range rl {
 		if r.HasLimit && r.Limit <= 0 {
@@ -367,20 +367,20 @@ func FuzzParseRateLimits(f *testing.F) {
 	f.Add("x-vendor-reset: Sun, 01 Jun 2025 12:00:45 GMT", "requests-reset=x-vendor-reset")
 	f.Add("x-ratelimit-reset-tokens: 9999999999999h", "")
 	f.Add("x-ratelimit-reset-tokens: 1d2h3m4s5ms6us7ns", "")
-	for _, ex := range clsExamples(f) {
+	for _, ex := range errorExamples(f) {
 		f.Add(ex.headerBlock, "")
 	}
 	f.Fuzz(func(t *testing.T, headerBlob, customBlob string) {
-		h := rlParseBlob(headerBlob)
+		h := parseHeaderBlob(headerBlob)
 		custom := map[string]string{}
 		for _, line := range strings.Split(customBlob, "\n") {
 			if k, v, ok := strings.Cut(line, "="); ok {
 				custom[k] = v
 			}
 		}
-		rl := ParseRateLimits(h, custom, rlNow)
-		rlCheckReadings(t, rl, rlNow)
-		if again := ParseRateLimits(h, custom, rlNow); again != rl {
+		rl := ParseRateLimits(h, custom, testNow)
+		checkReadings(t, rl, testNow)
+		if again := ParseRateLimits(h, custom, testNow); again != rl {
 			t.Errorf("not deterministic: %v then %v", rl, again)
 		}
 	})
@@ -404,17 +404,17 @@ func FuzzParseRetryAfter(f *testing.F) {
 		if ra != "" {
 			h.Set("retry-after", ra)
 		}
-		got, ok := ParseRetryAfter(h, rlNow)
+		got, ok := ParseRetryAfter(h, testNow)
 		if !ok {
 			if !got.IsZero() {
 				t.Fatalf("not named but time %v", got)
 			}
 			return
 		}
-		if got.Before(rlNow) {
+		if got.Before(testNow) {
 			t.Fatalf("retry time %v before now", got)
 		}
-		if got.After(rlNow.Add(HintHorizon)) {
+		if got.After(testNow.Add(HintHorizon)) {
 			t.Fatalf("retry time %v beyond now+%v", got, HintHorizon)
 		}
 	})
