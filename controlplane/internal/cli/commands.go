@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"weir.dev/controlplane/internal/usageexport"
@@ -12,13 +13,35 @@ import (
 // cleanup companions the API offers). The table is built per run: no
 // package state.
 func (a *app) commands() []*command {
+	return slices.Concat(
+		loginCommands(),
+		tenantCommands(),
+		keyCommands(),
+		secretCommands(),
+		providerCommands(),
+		poolCommands(),
+		budgetCommands(),
+		usageCommands(),
+		callsCommands(),
+		edgesCommands(),
+		doctorCommands(),
+	)
+}
+
+// loginCommands is `weir login`.
+func loginCommands() []*command {
 	return []*command{
 		{path: "login", required: []string{"url", "token"},
 			summary: "check the admin API URL and token, and save them with a default tenant",
 			notes: []string{"The config file (config.json under $WEIR_CONFIG_DIR) holds the token; it is written with mode 0600. " +
 				"WEIR_URL and WEIR_TOKEN, when set, are used in place of --url and --token, and override the saved ones on every command."},
 			setup: setupLogin},
+	}
+}
 
+// tenantCommands are the `weir tenant` commands.
+func tenantCommands() []*command {
+	return []*command{
 		{path: "tenant create", args: []string{"NAME"}, summary: "create a tenant (cluster admins)",
 			setup: plain((*call).tenantCreate)},
 		{path: "tenant list", summary: "list the tenants you hold a role on",
@@ -36,7 +59,12 @@ func (a *app) commands() []*command {
 				"Tenant admins may set --max-in-flight up to the cluster default, or keep or lower one a cluster admin set above it; " +
 				"only cluster admins may raise it further. Limits are cluster-wide: each edge enforces its share (R-HEAD-7). " +
 				"A call over a limit is refused with 429 weir_tenant_limit."}},
+	}
+}
 
+// keyCommands are the `weir key` commands.
+func keyCommands() []*command {
+	return []*command{
 		{path: "key create", args: []string{"NAME"},
 			summary: "create an API key and print it once", tenant: tenantRequired, setup: setupKeyCreate,
 			notes: []string{`stdout is the key alone on one line (with --output json: {"id","name","key"}); it is never shown again.`,
@@ -46,7 +74,12 @@ func (a *app) commands() []*command {
 			setup: plain((*call).keyList)},
 		{path: "key revoke", args: []string{"NAME"}, summary: "revoke an API key on every edge", tenant: tenantRequired,
 			setup: plain((*call).keyRevoke)},
+	}
+}
 
+// secretCommands are the `weir secret` commands.
+func secretCommands() []*command {
+	return []*command{
 		{path: "secret set", args: []string{"NAME"}, required: []string{"host"},
 			summary: "create or replace a secret; the value is read from stdin and never echoed", tenant: tenantOptional,
 			setup: setupSecretSet,
@@ -57,7 +90,12 @@ func (a *app) commands() []*command {
 			setup: plain((*call).secretList)},
 		{path: "secret delete", args: []string{"NAME"}, summary: "delete a secret no record uses", tenant: tenantOptional,
 			setup: plain((*call).secretDelete)},
+	}
+}
 
+// providerCommands are the `weir provider` commands.
+func providerCommands() []*command {
+	return []*command{
 		{path: "provider create", args: []string{"RECORD"}, required: []string{"preset", "base-url"},
 			summary: "create a plain provider record", tenant: tenantOptional, setup: setupProviderCreate,
 			notes: []string{"Managed records are created by cluster admins with --tenant \"\" and shared with tenants by weir provider share."}},
@@ -80,7 +118,12 @@ func (a *app) commands() []*command {
 			summary: "share a managed record with a tenant (cluster admins, R-MODEL-3)", setup: setupShare(true)},
 		{path: "provider unshare", args: []string{"RECORD"}, required: []string{"tenant"},
 			summary: "stop sharing a managed record with a tenant (cluster admins)", setup: setupShare(false)},
+	}
+}
 
+// poolCommands are the `weir provider pool` commands.
+func poolCommands() []*command {
+	return []*command{
 		{path: "provider pool add", args: []string{"RECORD", "MEMBER"}, required: []string{"base-url"},
 			summary: "add a pool member (creating the pool, or turning a plain record into one)", tenant: tenantOptional,
 			setup: setupPoolAdd,
@@ -101,20 +144,35 @@ func (a *app) commands() []*command {
 		{path: "provider pool reset", args: []string{"RECORD", "MEMBER"},
 			summary: "clear a member's cooldown, spent mark and disable on every edge (R-OBS-4)", tenant: tenantOptional,
 			setup: plain((*call).poolReset)},
+	}
+}
 
+// budgetCommands are the `weir budget` commands.
+func budgetCommands() []*command {
+	return []*command{
 		{path: "budget set", args: []string{"NAME"}, required: []string{"limit", "period"},
 			summary: "create or replace a budget", tenant: tenantRequired, setup: setupBudgetSet},
 		{path: "budget list", summary: "list budgets with their current spend", tenant: tenantRequired,
 			setup: plain((*call).budgetList)},
 		{path: "budget delete", args: []string{"NAME"}, summary: "delete a budget", tenant: tenantRequired,
 			setup: plain((*call).budgetDelete)},
+	}
+}
 
+// usageCommands are the `weir usage` commands.
+func usageCommands() []*command {
+	return []*command{
 		{path: "usage export",
 			summary: "stream usage and cost rows for chargeback (default: this month so far)", tenant: tenantOptional, setup: setupUsageExport,
 			notes: []string{"CSV and JSON have the same fields: " + strings.Join(usageexport.Columns(), ", ") + ". " +
 				"Counts are integers and costs exact decimal dollars (JSON numbers in JSON). CSV text cells starting with =, +, -, @, " +
 				"a tab or a carriage return get a leading ' so that spreadsheets do not run them."}},
+	}
+}
 
+// callsCommands are the `weir calls` commands.
+func callsCommands() []*command {
+	return []*command{
 		{path: "calls list", summary: "list recorded calls, newest first",
 			tenant: tenantRequired, setup: setupCallsList},
 		{path: "calls show", args: []string{"CALL_ID"}, summary: "show one call with every attempt",
@@ -122,10 +180,20 @@ func (a *app) commands() []*command {
 			notes: []string{"Attempt outcomes are answered, failed_over, failed and skipped (R-SEE-2); call outcomes answered, failed, " +
 				"unknown, refused and cancelled; failure kinds as the edge names them (rate_limited, quota_spent, server_error, transport, " +
 				"key_refused, timeout, …)."}},
+	}
+}
 
+// edgesCommands are the `weir edges` commands.
+func edgesCommands() []*command {
+	return []*command{
 		{path: "edges list", summary: "list the edges heard from", tenant: tenantOptional,
 			setup: plain((*call).edgesList)},
+	}
+}
 
+// doctorCommands are the `weir doctor` commands.
+func doctorCommands() []*command {
+	return []*command{
 		{path: "doctor", summary: "check configuration and live state for problems (the whole cluster for cluster admins without a tenant)",
 			tenant: tenantOptional, setup: plain((*call).doctor)},
 	}
