@@ -15,15 +15,21 @@
 //     twin of the edge's snapshot compiler (weir.dev/routing/compile), restated
 //     here rather than imported, and at least as strict: the control plane
 //     must never accept what the edges would refuse.
-//   - resolve.go resolves member inheritance (Effective, ResolvedPrices):
-//     auth as a whole, key secret, region, retains_data, account,
-//     api_version, limits, models, tags merged, prices merged per part, each
-//     inherited field named.
-//   - warnings.go computes a record's warnings (Warnings): R-SEC-4
-//     shared_key_secret and shared_host, secret_host_mismatch (R-SEC-1),
+//   - resolve.go shows what the edges' compiler resolves (Effective,
+//     ResolvedPrices): it compiles the record with routing/compile and reads
+//     each member's auth, key secret, region, retains_data, account,
+//     api_version, limits, models, merged tags and prices off the compiled
+//     member; only which fields a member left unset (inherited_fields,
+//     inherited_tag_keys, inherited_parts) comes from the specs.
+//   - configrecord.go moves a record between the admin specs and
+//     weir.config.v1 by same-named field twins: ConfigRecord for the
+//     compiler, specOf and memberSpecOf for what recordrow decodes.
+//   - warnings.go computes a record's warnings (Warnings): record_refused
+//     (the compiler's problems), R-SEC-4 shared_key_secret and shared_host, secret_host_mismatch (R-SEC-1),
 //     model_unpriced (R-MODEL-4), rules_refuse_all (R-ELIG-2).
 //
-// The RPC layer (service.go, handlers_*.go, db.go, rows.go) authorizes each
+// The RPC layer (service.go, handlers_*.go, db.go, rows.go; records are read
+// through package recordrow, the snapshot's decoder) authorizes each
 // request with package auth, runs every change in one store.Tx — validate
 // the resulting record, write only what differs, one audit row, one outbox
 // row for the owner's snapshot (the cluster's for managed records) — and
