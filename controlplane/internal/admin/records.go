@@ -153,4 +153,3 @@ func boundTo(hosts []string, host, port string) bool {
 	}
 	return false
 }
-

@@ -14,7 +14,9 @@ import (
 // Every field of the admin specs must have a twin of the same shape in the
 // config protos, or ConfigRecord would drop (panic on) it.
 func TestConfigRecordCoversSpec(t *testing.T) {
-	pairs := []struct{ admin, config protoreflect.MessageDescriptor }{
+	pairs := []struct {
+		admin, config protoreflect.MessageDescriptor
+	}{
 		{(&adminv1.ProviderSpec{}).ProtoReflect().Descriptor(), (&configv1.ProviderRecord{}).ProtoReflect().Descriptor()},
 		{(&adminv1.PoolMemberSpec{}).ProtoReflect().Descriptor(), (&configv1.Member{}).ProtoReflect().Descriptor()},
 	}
