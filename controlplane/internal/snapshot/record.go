@@ -26,7 +26,6 @@ type recordRows struct {
 // must belong to one of the records; a pool record without members is left
 // out.
 func (b *builder) records(owner pgtype.UUID, in recordRows) []*configv1.ProviderRecord {
-	scope := scopeOf(owner)
 	recs := slices.Clone(in.records)
 	slices.SortFunc(recs, func(a, b sqlc.ProviderRecord) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID.String(), b.ID.String()))
@@ -54,7 +53,27 @@ func (b *builder) records(owner pgtype.UUID, in recordRows) []*configv1.Provider
 		out = append(out, p)
 	}
 
-	// Models and record prices, each ordered by model.
+	b.recordModels(owner, byID, in)
+	b.recordMembers(owner, byID, in)
+
+	// A pool with no members cannot serve anything; leaving it out keeps the
+	// owner's other records routable.
+	return slices.DeleteFunc(out, func(p *configv1.ProviderRecord) bool {
+		return p.BaseUrl == "" && len(p.Members) == 0
+	})
+}
+
+// failRow records problems of rows the decoder (recordrow) found, as
+// ErrInvalidRows.
+func (b *builder) failRow(errs ...error) {
+	for _, err := range errs {
+		b.failErr(fmt.Errorf("%w: %w", err, ErrInvalidRows))
+	}
+}
+
+// recordModels adds the models and prices of in to their records (byID),
+// each ordered by model.
+func (b *builder) recordModels(owner pgtype.UUID, byID map[[16]byte]*configv1.ProviderRecord, in recordRows) {
 	models := slices.Clone(in.models)
 	slices.SortFunc(models, func(a, b sqlc.RecordModel) int { return cmp.Compare(a.Model, b.Model) })
 	for _, m := range models {
@@ -80,8 +99,12 @@ func (b *builder) records(owner pgtype.UUID, in recordRows) []*configv1.Provider
 		}
 		p.Prices = append(p.Prices, recordrow.RecordPrice(rp))
 	}
+}
 
-	// Members, ordered by order then name, and their prices by model.
+// recordMembers adds the members of in to their records (byID), ordered by
+// order then name, and their prices, by model.
+func (b *builder) recordMembers(owner pgtype.UUID, byID map[[16]byte]*configv1.ProviderRecord, in recordRows) {
+	scope := scopeOf(owner)
 	members := slices.Clone(in.members)
 	slices.SortFunc(members, func(a, b sqlc.PoolMember) int {
 		return cmp.Or(cmp.Compare(a.Order, b.Order), cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID.String(), b.ID.String()))
@@ -117,19 +140,5 @@ func (b *builder) records(owner pgtype.UUID, in recordRows) []*configv1.Provider
 			continue
 		}
 		m.Prices = append(m.Prices, recordrow.MemberPrice(mp.Model, mp.InputMicros, mp.OutputMicros, mp.CacheReadMicros, mp.CacheWriteMicros))
-	}
-
-	// A pool with no members cannot serve anything; leaving it out keeps the
-	// owner's other records routable.
-	return slices.DeleteFunc(out, func(p *configv1.ProviderRecord) bool {
-		return p.BaseUrl == "" && len(p.Members) == 0
-	})
-}
-
-// failRow records problems of rows the decoder (recordrow) found, as
-// ErrInvalidRows.
-func (b *builder) failRow(errs ...error) {
-	for _, err := range errs {
-		b.failErr(fmt.Errorf("%w: %w", err, ErrInvalidRows))
 	}
 }
