@@ -173,10 +173,22 @@ func modelsServed(r *Record, cm *routing.Member) []string {
 	return out
 }
 
+// authKinds are the admin API's names of the compiled auth kinds; a kind
+// not listed (routing.AuthNone) is AUTH_KIND_NONE.
+var authKinds = map[routing.AuthKind]configv1.AuthKind{
+	routing.AuthAPIKey: configv1.AuthKind_AUTH_KIND_API_KEY,
+	routing.AuthSigV4:  configv1.AuthKind_AUTH_KIND_SIGV4,
+	routing.AuthOAuth2: configv1.AuthKind_AUTH_KIND_OAUTH2,
+}
+
 // authProto is a compiled auth in the admin API's form.
 func authProto(a routing.Auth) *configv1.Auth {
-	out := &configv1.Auth{
-		Kind:               configv1.AuthKind_AUTH_KIND_NONE,
+	kind, ok := authKinds[a.Kind]
+	if !ok {
+		kind = configv1.AuthKind_AUTH_KIND_NONE
+	}
+	return &configv1.Auth{
+		Kind:               kind,
 		Header:             a.Header,
 		AwsService:         a.AWSService,
 		AwsRegion:          a.AWSRegion,
@@ -186,15 +198,6 @@ func authProto(a routing.Auth) *configv1.Auth {
 		ClientSecretSecret: a.ClientSecret,
 		Scopes:             slices.Clone(a.Scopes),
 	}
-	switch a.Kind {
-	case routing.AuthAPIKey:
-		out.Kind = configv1.AuthKind_AUTH_KIND_API_KEY
-	case routing.AuthSigV4:
-		out.Kind = configv1.AuthKind_AUTH_KIND_SIGV4
-	case routing.AuthOAuth2:
-		out.Kind = configv1.AuthKind_AUTH_KIND_OAUTH2
-	}
-	return out
 }
 
 // limitsProto is compiled limits in the admin API's form: nil when none is
