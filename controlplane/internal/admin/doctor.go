@@ -134,7 +134,7 @@ func sharedAccounts(tenant string, recs []record) []*adminv1.Finding {
 		if len(ends) < 2 {
 			continue
 		}
-		accounts := declaredAccounts(r)
+		accounts := declaredAccounts(ends)
 		bySecret := map[string][]string{}
 		byHost := map[string][]string{}
 		for _, e := range ends {
@@ -170,18 +170,14 @@ func sharedAccounts(tenant string, recs []record) []*adminv1.Finding {
 	return out
 }
 
-// declaredAccounts maps each member of a pool to the account it declares:
-// its own, else the record's when the member sets none (a member's empty
-// account declares none). Members that declare none are absent.
-func declaredAccounts(r record) map[string]string {
+// declaredAccounts maps each endpoint's member to the account it declares
+// (its own, else the record's when the member sets none: see endpoint).
+// Members that declare none are absent.
+func declaredAccounts(ends []endpoint) map[string]string {
 	out := map[string]string{}
-	for _, m := range r.members {
-		a := r.rec.Account
-		if m.Account.Valid {
-			a = m.Account.String
-		}
-		if a != "" {
-			out[m.Name] = a
+	for _, e := range ends {
+		if e.account != "" {
+			out[e.member] = e.account
 		}
 	}
 	return out

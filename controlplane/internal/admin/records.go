@@ -2,21 +2,22 @@ package admin
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"weir.dev/controlplane/internal/admin/apierr"
+	"weir.dev/controlplane/internal/recordrow"
 	"weir.dev/db/sqlc"
-	"weir.dev/routing/rules"
+	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/compile"
 )
 
 // This file resolves provider records into endpoints for the checks this
 // package makes (data-rule warnings, secret users and host binding, doctor).
-// The provider package owns the full resolution (presets, prices, warnings
-// of record changes); this is the small part those checks need: what a
-// member inherits from its record (ROUTING.md "Words").
+// What a member inherits from its record (ROUTING.md "Member") is the edges'
+// compiler's to decide: endpoints reads it off the compiled members
+// (routing/compile), as the provider package does for `provider show`.
 
 // record is a provider record with its members.
 type record struct {
@@ -33,15 +34,16 @@ type endpoint struct {
 	region         string
 	retainsData    bool
 	tags           map[string]string
+	// account is the account the member declares (its own, else the
+	// record's; "" for none), not the compiler's fallback.
+	account string
 	// Secrets the endpoint uses, by field ("key_secret",
-	// "auth.access_key_secret", "auth.client_secret_secret"), and whether
-	// the endpoint names it itself (false: inherited from the record).
+	// "auth.access_key_secret", "auth.client_secret_secret").
 	secrets map[string]secretRef
 }
 
 type secretRef struct {
 	name string
-	own  bool
 }
 
 // loadRecords reads every record of the owner with its members.
@@ -69,62 +71,40 @@ func loadRecords(ctx context.Context, q recordQueries, owner pgtype.UUID) ([]rec
 }
 
 // endpoints resolves the record's endpoints: its members, or for a plain
-// record the record itself as member rules.PrimaryMember.
+// record the record itself as member rules.PrimaryMember; none for a pool
+// without members. The rows are decoded by recordrow and compiled by
+// compile.Resolve, which resolves a record that breaks rules as far as it
+// goes: the checks here report on what the record names even then (the
+// compiler's problems are the provider service's to report).
 func (r record) endpoints() []endpoint {
-	rec := r.rec
-	recTags := jsonMap(rec.Tags)
-	recSecrets := map[string]secretRef{}
-	add := func(m map[string]secretRef, field string, t pgtype.Text, own bool) {
-		if t.Valid && t.String != "" {
-			m[field] = secretRef{name: t.String, own: own}
-		}
+	if r.rec.Pool && len(r.members) == 0 {
+		return nil
 	}
-	add(recSecrets, "key_secret", rec.KeySecret, true)
-	add(recSecrets, "auth.access_key_secret", rec.AccessKeySecret, true)
-	add(recSecrets, "auth.client_secret_secret", rec.ClientSecretSecret, true)
-	if !rec.Pool {
-		return []endpoint{{
-			record: rec.Name, member: rules.PrimaryMember, baseURL: rec.BaseURL.String, tokenURL: rec.TokenURL,
-			region: rec.Region, retainsData: rec.RetainsData, tags: recTags, secrets: recSecrets,
-		}}
-	}
-	out := make([]endpoint, 0, len(r.members))
+	cr, _ := recordrow.Record(r.rec)
 	for _, m := range r.members {
+		cm, _ := recordrow.Member(r.rec.Name, m)
+		cr.Members = append(cr.Members, cm)
+	}
+	compiled, _ := compile.Resolve(cr, cr.GetManaged())
+	out := make([]endpoint, 0, len(compiled.Members))
+	for i, m := range compiled.Members {
+		var cm *configv1.Member // nil for a plain record's own member
+		if compiled.Pool {
+			cm = cr.GetMembers()[i]
+		}
 		e := endpoint{
-			record: rec.Name, member: m.Name, off: m.Off, baseURL: m.BaseURL,
-			region: rec.Region, retainsData: rec.RetainsData, tags: map[string]string{},
-			secrets: map[string]secretRef{},
+			record: r.rec.Name, member: m.Name, off: m.Off, baseURL: m.BaseURL, tokenURL: m.Auth.TokenURL,
+			region: m.Region, retainsData: m.RetainsData, tags: m.Tags,
+			account: compile.DeclaredAccount(cr, cm), secrets: map[string]secretRef{},
 		}
-		if m.Region.Valid {
-			e.region = m.Region.String
-		}
-		if m.RetainsData.Valid {
-			e.retainsData = m.RetainsData.Bool
-		}
-		for k, v := range recTags {
-			e.tags[k] = v
-		}
-		for k, v := range jsonMap(m.Tags) {
-			e.tags[k] = v
-		}
-		if m.KeySecret.Valid {
-			add(e.secrets, "key_secret", m.KeySecret, true)
-		} else if s, ok := recSecrets["key_secret"]; ok {
-			e.secrets["key_secret"] = secretRef{name: s.name}
-		}
-		// Auth is inherited as a whole when the member names no auth kind
-		// and no header.
-		if !m.AuthKind.Valid && !m.AuthHeader.Valid {
-			e.tokenURL = rec.TokenURL
-			for _, f := range []string{"auth.access_key_secret", "auth.client_secret_secret"} {
-				if s, ok := recSecrets[f]; ok {
-					e.secrets[f] = secretRef{name: s.name}
-				}
+		for field, name := range map[string]string{
+			"key_secret":                m.KeySecret,
+			"auth.access_key_secret":    m.Auth.AccessKeySecret,
+			"auth.client_secret_secret": m.Auth.ClientSecret,
+		} {
+			if name != "" {
+				e.secrets[field] = secretRef{name: name}
 			}
-		} else {
-			e.tokenURL = m.TokenURL
-			add(e.secrets, "auth.access_key_secret", m.AccessKeySecret, true)
-			add(e.secrets, "auth.client_secret_secret", m.ClientSecretSecret, true)
 		}
 		out = append(out, e)
 	}
@@ -172,12 +152,4 @@ func boundTo(hosts []string, host, port string) bool {
 		}
 	}
 	return false
-}
-
-func jsonMap(raw []byte) map[string]string {
-	m := map[string]string{}
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &m)
-	}
-	return m
 }

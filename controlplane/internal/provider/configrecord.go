@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
@@ -22,6 +23,24 @@ func (r *Record) ConfigRecord() *configv1.ProviderRecord {
 		copySameNamed(cm, m.Spec)
 		out.Members = append(out.Members, cm)
 	}
+	return out
+}
+
+// specOf returns the admin API's spec of a record as the snapshot carries
+// it (weir.config.v1, as recordrow decodes it from its rows): every spec
+// field taken from its twin. What the spec has no field for (id, name,
+// tenant, preset, members, creation time) is left out.
+func specOf(r *configv1.ProviderRecord) *adminv1.ProviderSpec {
+	out := &adminv1.ProviderSpec{}
+	copyFromTwins(out, r)
+	return out
+}
+
+// memberSpecOf is specOf for a member: every PoolMemberSpec field taken from
+// its twin, the id and name left out.
+func memberSpecOf(m *configv1.Member) *adminv1.PoolMemberSpec {
+	out := &adminv1.PoolMemberSpec{}
+	copyFromTwins(out, m)
 	return out
 }
 
@@ -47,6 +66,28 @@ func copySameNamed(dst, src proto.Message) {
 		d.Set(df, cloneValue(d, df, v))
 		return true
 	})
+}
+
+// copyFromTwins is copySameNamed the other way: it sets every field of dst
+// (an admin spec) whose twin in src (its config proto) is populated,
+// deep-copying values; src's fields without a twin in dst are left out. A
+// field of dst without a twin panics, as in copySameNamed.
+func copyFromTwins(dst, src proto.Message) {
+	d, s := dst.ProtoReflect(), src.ProtoReflect()
+	if !s.IsValid() {
+		return
+	}
+	fs := d.Descriptor().Fields()
+	for i := 0; i < fs.Len(); i++ {
+		f := fs.Get(i)
+		sf := twinField(s.Descriptor(), f)
+		if sf == nil {
+			panic(fmt.Sprintf("%s.%s has no twin in %s", f.ContainingMessage().FullName(), f.Name(), s.Descriptor().FullName()))
+		}
+		if s.Has(sf) {
+			d.Set(f, cloneValue(d, f, s.Get(sf)))
+		}
+	}
 }
 
 // twinField returns dst's field with f's name and the same shape (kind,

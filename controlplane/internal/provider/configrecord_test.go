@@ -63,3 +63,26 @@ func TestConfigRecordCopiesEveryField(t *testing.T) {
 		t.Fatal("ConfigRecord shares memory with the record")
 	}
 }
+
+// specOf and memberSpecOf take back what ConfigRecord gives, and nothing
+// that the specs have no field for.
+func TestSpecOfInvertsConfigRecord(t *testing.T) {
+	r := azurePool()
+	cr := r.ConfigRecord()
+	cr.Id, cr.Preset = "00000000-0000-0000-0000-000000000001", "azure"
+	if got := specOf(cr); !proto.Equal(got, r.Spec) {
+		t.Errorf("specOf =\n%v\nwant\n%v", got, r.Spec)
+	}
+	for i, cm := range cr.GetMembers() {
+		cm.Id = "m"
+		if got := memberSpecOf(cm); !proto.Equal(got, r.Members[i].Spec) {
+			t.Errorf("memberSpecOf(%s) =\n%v\nwant\n%v", cm.GetName(), got, r.Members[i].Spec)
+		}
+	}
+	// No shared memory.
+	spec := specOf(cr)
+	spec.Auth.Header = "changed"
+	if cr.GetAuth().GetHeader() == "changed" {
+		t.Error("specOf shares memory with its record")
+	}
+}

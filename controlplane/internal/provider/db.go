@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"google.golang.org/protobuf/proto"
 
+	"weir.dev/controlplane/internal/recordrow"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
@@ -76,7 +77,7 @@ func loadRecord(ctx context.Context, q *sqlc.Queries, owner pgtype.UUID, name st
 	}
 	byMember := map[string][]*configv1.Price{}
 	for _, p := range mprices {
-		byMember[p.MemberName] = append(byMember[p.MemberName], memberPriceFromRow(p.Model, p.InputMicros, p.OutputMicros, p.CacheReadMicros, p.CacheWriteMicros))
+		byMember[p.MemberName] = append(byMember[p.MemberName], recordrow.MemberPrice(p.Model, p.InputMicros, p.OutputMicros, p.CacheReadMicros, p.CacheWriteMicros))
 	}
 	st, err = assemble(row, models, prices, members, byMember)
 	if err != nil {
@@ -85,25 +86,36 @@ func loadRecord(ctx context.Context, q *sqlc.Queries, owner pgtype.UUID, name st
 	return st, true, nil
 }
 
-// assemble builds a stored record from its rows; memberPrices are by member
-// name.
+// assemble builds a stored record from its rows, decoded by recordrow (as
+// the snapshot decodes them); memberPrices are by member name. It refuses
+// rows that break the schema's rules, naming every problem.
 func assemble(row sqlc.ProviderRecord, models []sqlc.RecordModel, prices []sqlc.RecordPrice, members []sqlc.PoolMember, memberPrices map[string][]*configv1.Price) (*stored, error) {
-	spec, err := specFromRow(row, models, prices)
-	if err != nil {
-		return nil, err
+	cr, errs := recordrow.Record(row)
+	for _, m := range models {
+		md, err := recordrow.Model(row.Name, m)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cr.Models = append(cr.Models, md)
+	}
+	for _, p := range prices {
+		cr.Prices = append(cr.Prices, recordrow.RecordPrice(p))
 	}
 	st := &stored{
 		row:     row,
-		rec:     &Record{Name: row.Name, Managed: !row.TenantID.Valid, Pool: row.Pool, Spec: spec, preset: row.Preset},
+		rec:     &Record{Name: row.Name, Managed: cr.GetManaged(), Pool: row.Pool, Spec: specOf(cr), preset: row.Preset},
 		members: map[string]sqlc.PoolMember{},
 	}
 	for _, m := range members {
-		ms, err := memberSpecFromRow(m, memberPrices[m.Name])
-		if err != nil {
-			return nil, fmt.Errorf("record %q: %w", row.Name, err)
-		}
-		st.rec.Members = append(st.rec.Members, &Member{Name: m.Name, Spec: ms, preset: m.Preset})
+		cm, merrs := recordrow.Member(row.Name, m)
+		errs = append(errs, merrs...)
+		cm.Prices = memberPrices[m.Name]
+		st.rec.Members = append(st.rec.Members, &Member{Name: m.Name, Spec: memberSpecOf(cm), preset: m.Preset})
 		st.members[m.Name] = m
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -135,7 +147,7 @@ func rulesOf(ctx context.Context, q *sqlc.Queries, owner pgtype.UUID) (*configv1
 	if err != nil {
 		return nil, fmt.Errorf("read data rules: %w", err)
 	}
-	tags, err := decodeMap(row.RequiredTags)
+	tags, err := recordrow.StringMap(row.RequiredTags)
 	if err != nil {
 		return nil, fmt.Errorf("data rules: required tags: %w", err)
 	}

@@ -17,12 +17,17 @@
 //     orders, regions, durations, limits, tags), asking on top only what the
 //     admin API asks (a named auth kind, secrets that exist). So the control
 //     plane never accepts what the edges would refuse, by construction.
-//   - resolve.go resolves member inheritance (Effective, ResolvedPrices):
-//     auth as a whole, key secret, region, retains_data, account,
-//     api_version, limits, models, tags merged, prices merged per part, each
-//     inherited field named.
-//   - warnings.go computes a record's warnings (Warnings): R-SEC-4
-//     shared_key_secret and shared_host, secret_host_mismatch (R-SEC-1),
+//   - resolve.go shows what the edges' compiler resolves (Effective,
+//     ResolvedPrices): it compiles the record with routing/compile and reads
+//     each member's auth, key secret, region, retains_data, account,
+//     api_version, limits, models, merged tags and prices off the compiled
+//     member; only which fields a member left unset (inherited_fields,
+//     inherited_tag_keys, inherited_parts) comes from the specs.
+//   - configrecord.go moves a record between the admin specs and
+//     weir.config.v1 by same-named field twins: ConfigRecord for the
+//     compiler, specOf and memberSpecOf for what recordrow decodes.
+//   - warnings.go computes a record's warnings (Warnings): record_refused
+//     (the compiler's problems), R-SEC-4 shared_key_secret and shared_host, secret_host_mismatch (R-SEC-1),
 //     model_unpriced (R-MODEL-4), rules_refuse_all (R-ELIG-2).
 //   - changes.go lists the fields one state of a record changes from
 //     another (Changes), by proto reflection over the specs, each value as
@@ -30,7 +35,8 @@
 //   - summary.go says in one line how the edges route over a record
 //     (RoutingSummary), from a ProviderDetail's resolved members.
 //
-// The RPC layer (service.go, handlers_*.go, db.go, rows.go, preview.go)
+// The RPC layer (service.go, handlers_*.go, db.go, rows.go, preview.go;
+// records are read through package recordrow, the snapshot's decoder)
 // authorizes each request with package auth, runs every change in one
 // store.Tx — validate the resulting record, write only what differs, one
 // audit row, one outbox row for the owner's snapshot (the cluster's for

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"weir.dev/controlplane/internal/recordrow"
 	"weir.dev/db/sqlc"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -108,7 +109,7 @@ func loadAll(ctx context.Context, q *sqlc.Queries, owner pgtype.UUID, only map[[
 		byMember := map[string][]*configv1.Price{}
 		for _, m := range membersOf[r.ID.Bytes] {
 			for _, p := range mpricesOf[m.ID.Bytes] {
-				byMember[m.Name] = append(byMember[m.Name], memberPriceFromRow(p.Model, p.InputMicros, p.OutputMicros, p.CacheReadMicros, p.CacheWriteMicros))
+				byMember[m.Name] = append(byMember[m.Name], recordrow.MemberPrice(p.Model, p.InputMicros, p.OutputMicros, p.CacheReadMicros, p.CacheWriteMicros))
 			}
 		}
 		st, err := assemble(r, modelsOf[r.ID.Bytes], pricesOf[r.ID.Bytes], membersOf[r.ID.Bytes], byMember)

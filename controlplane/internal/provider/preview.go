@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"weir.dev/controlplane/internal/recordrow"
 	"weir.dev/db/sqlc"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -58,7 +59,7 @@ func wouldBeStored(owner pgtype.UUID, before *stored, rec *Record) (*stored, err
 		members = append(members, mrow)
 		for _, p := range m.Spec.GetPrices() {
 			memberPrices[m.Name] = append(memberPrices[m.Name],
-				memberPriceFromRow(p.GetModel(), int8Of(p.InputMicros), int8Of(p.OutputMicros), int8Of(p.CacheReadMicros), int8Of(p.CacheWriteMicros)))
+				recordrow.MemberPrice(p.GetModel(), int8Of(p.InputMicros), int8Of(p.OutputMicros), int8Of(p.CacheReadMicros), int8Of(p.CacheWriteMicros)))
 		}
 	}
 	return assemble(row, models, prices, members, memberPrices)

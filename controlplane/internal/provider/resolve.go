@@ -4,10 +4,10 @@ import (
 	"maps"
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
+	"weir.dev/routing/compile"
 )
 
 // Names of EffectiveMember fields, as inherited_fields lists them (in this
@@ -24,161 +24,189 @@ const (
 	fieldAPIVersion  = "api_version"
 )
 
+// resolveID is the id a record is compiled under here: the compiler needs
+// one, and it only names the compiled members (ids no view shows).
+const resolveID = "resolve"
+
+// resolution is a record as the edges' compiler resolves it: the values of
+// this file come from it, so that what a member inherits, its defaults and
+// its merged prices are decided in one place, routing/compile.
+type resolution struct {
+	config   *configv1.ProviderRecord // the record as compiled (ConfigRecord)
+	rec      *routing.Record
+	problems []*compile.Problem // why the edges would refuse it; nil: none
+}
+
+// compiled compiles r with the edges' compiler. A record that breaks the
+// compiler's rules is still resolved as far as it goes (compile.Resolve),
+// with the problems kept.
+func compiled(r *Record) resolution {
+	cr := r.ConfigRecord()
+	cr.Id = resolveID
+	rec, problems := compile.Resolve(cr, r.Managed)
+	return resolution{config: cr, rec: rec, problems: problems}
+}
+
+// member returns the compiled member of m and its weir.config.v1 form; m nil
+// means a plain record's own endpoint, the member "primary" (config nil). A
+// member the compiler did not produce comes back empty.
+func (res resolution) member(m *Member) (*routing.Member, *configv1.Member) {
+	if m == nil {
+		if len(res.rec.Members) > 0 && !res.rec.Pool {
+			return res.rec.Members[0], nil
+		}
+		return &routing.Member{Record: res.rec}, nil
+	}
+	i := slices.IndexFunc(res.config.GetMembers(), func(cm *configv1.Member) bool { return cm.GetName() == m.Name })
+	if i < 0 || i >= len(res.rec.Members) || !res.rec.Pool {
+		return &routing.Member{Record: res.rec}, &configv1.Member{}
+	}
+	return res.rec.Members[i], res.config.GetMembers()[i]
+}
+
 // Effective returns member m of record r with everything it inherits
-// resolved: what an edge will use (ROUTING.md "Member"). m nil means the
-// plain record's own endpoint, the member "primary", which takes every field
-// from the record. r and m are not changed, and the result shares no memory
-// with them.
+// resolved: what an edge will use (ROUTING.md "Member"), as the edges'
+// compiler resolves it (routing/compile: auth, key_secret, region,
+// retains_data, tags, limits, weight, order, model_map, off, api_version,
+// the models served and the merged prices all come from the compiled
+// member). m nil means the plain record's own endpoint, the member
+// "primary". r and m are not changed, and the result shares no memory with
+// them.
 //
-// What a member does not set it takes from its record: auth as a whole when
-// it names no kind and no header; key_secret, region, retains_data, account
-// and api_version when the optional field is absent (a present empty value
-// is kept and means "none"); limits when it declares none; models when it
-// lists no subset. Tags are the record's overlaid with the member's. Prices
-// are merged per model and part (R-COST-4). Weight and order default to 1.
-// InheritedFields names every field whose value came from the record, and
-// InheritedTagKeys every tag whose value did.
+// Account keeps the API's contract (EffectiveMember.account): the declared
+// account, else "secret:<name>" of the secret the member signs with, else
+// empty. The compiler's last fallback, the member's own compiled id (a
+// group of one), is shown as empty: that id is internal to the edge and
+// groups nothing.
 //
-// Account is the declared account (the member's, else the record's), else
-// "secret:<name>" of the secret the member signs with (the key secret for
-// API-key auth, the access key secret for SigV4, the client secret for
-// OAuth2), else empty.
+// InheritedFields and InheritedTagKeys answer which fields the member left
+// unset, a question of the stored specs, not of resolution (see
+// inheritedFields).
+//
+// A record the compiler refuses (Warnings reports each problem as
+// record_refused) is still shown: every member as the compiler resolves it
+// before refusing, which leaves what a problem is about at its default or
+// zero and everything else as it would be. The edges route on none of it
+// until the problems are fixed.
 func Effective(r *Record, m *Member) *adminv1.EffectiveMember {
-	rs := r.Spec
+	return compiled(r).effective(r, m)
+}
+
+// effective is Effective on a resolution of r.
+func (res resolution) effective(r *Record, m *Member) *adminv1.EffectiveMember {
+	cm, cfg := res.member(m)
 	ms := &adminv1.PoolMemberSpec{}
 	if m != nil {
 		ms = m.Spec
 	}
-	var inherited []string
-	inherit := func(field string) { inherited = append(inherited, field) }
-
 	e := &adminv1.EffectiveMember{
-		BaseUrl:  ms.GetBaseUrl(),
-		Weight:   max(ms.GetWeight(), 1),
-		Order:    max(ms.GetOrder(), 1),
-		ModelMap: maps.Clone(ms.GetModelMap()),
-		Off:      ms.GetOff(),
+		BaseUrl:          cm.BaseURL,
+		Auth:             authProto(cm.Auth),
+		KeySecret:        cm.KeySecret,
+		Region:           cm.Region,
+		RetainsData:      cm.RetainsData,
+		Tags:             maps.Clone(cm.Tags),
+		Limits:           limitsProto(cm.Limits),
+		Weight:           cm.Weight,
+		Order:            cm.Order,
+		Models:           modelsServed(r, cm),
+		ModelMap:         maps.Clone(cm.ModelMap),
+		Off:              cm.Off,
+		Account:          cm.Account,
+		ApiVersion:       cm.APIVersion,
+		InheritedFields:  inheritedFields(r.Spec, ms, m == nil),
+		InheritedTagKeys: inheritedTagKeys(r.Spec.GetTags(), ms.GetTags()),
+		Prices:           declaredPrices(res.prices(r, m)),
 	}
-	if m == nil {
-		e.BaseUrl = rs.GetBaseUrl()
-		inherit(fieldBaseURL)
+	if cm.Account == cm.ID && compile.DeclaredAccount(res.config, cfg) == "" {
+		e.Account = ""
 	}
-	resolveSigning(e, rs, ms, inherit)
-	resolvePlacement(e, rs, ms, inherit)
-	resolveCapacity(e, rs, ms, m == nil, inherit)
-	resolveAccount(e, rs, ms, inherit)
-	if ms.ApiVersion != nil {
-		e.ApiVersion = ms.GetApiVersion()
-	} else {
-		e.ApiVersion = rs.GetApiVersion()
-		inherit(fieldAPIVersion)
-	}
-	e.InheritedFields = inherited
-	e.Tags, e.InheritedTagKeys = mergeTags(rs.GetTags(), ms.GetTags())
-	e.Prices = declaredPrices(ResolvedPrices(r, m))
 	return e
 }
 
-// resolveSigning sets e's auth (the member's own when it names a kind or
-// a header, else the record's as a whole) and key_secret (the member's
-// when present), calling inherit for each taken from the record, in that
-// order. ms is the member's spec, empty for a plain record's endpoint.
-func resolveSigning(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, inherit func(field string)) {
-	if memberHasOwnAuth(ms.GetAuth()) {
-		e.Auth = cloneAuth(ms.GetAuth())
-	} else {
-		e.Auth = cloneAuth(rs.GetAuth())
-		inherit(fieldAuth)
-	}
-	if ms.KeySecret != nil {
-		e.KeySecret = ms.GetKeySecret()
-	} else {
-		e.KeySecret = rs.GetKeySecret()
-		inherit(fieldKeySecret)
-	}
-}
-
-// resolvePlacement sets e's region and retains_data, each the member's
-// when present, else the record's (calling inherit), in that order.
-func resolvePlacement(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, inherit func(field string)) {
-	if ms.Region != nil {
-		e.Region = ms.GetRegion()
-	} else {
-		e.Region = rs.GetRegion()
-		inherit(fieldRegion)
-	}
-	if ms.RetainsData != nil {
-		e.RetainsData = ms.GetRetainsData()
-	} else {
-		e.RetainsData = rs.GetRetainsData()
-		inherit(fieldRetainsData)
-	}
-}
-
-// resolveCapacity sets e's limits (copies of the member's when it declares
-// any, else of the record's) and models (the member's subset, else all the
-// record's), calling inherit for each taken from the record, in that
-// order; limits count as inherited on a plain record's endpoint (primary)
-// always, on a member only when the record declares some.
-func resolveCapacity(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, primary bool, inherit func(field string)) {
-	if declaresLimits(ms.GetLimits()) {
-		e.Limits = proto.Clone(ms.GetLimits()).(*configv1.Limits)
-	} else {
-		if l := rs.GetLimits(); l != nil {
-			e.Limits = proto.Clone(l).(*configv1.Limits)
-		}
-		if primary || declaresLimits(rs.GetLimits()) {
-			inherit(fieldLimits)
+// inheritedFields names the fields of EffectiveMember whose value came from
+// the record: those the member's spec ms leaves unset (an optional field
+// absent, an auth naming no kind and no header, no limit declared, no
+// models listed), and for a plain record's own endpoint (primary) base_url
+// and limits. limits and account count only when the record has a value
+// to give.
+func inheritedFields(rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, primary bool) []string {
+	var out []string
+	add := func(field string, inherited bool) {
+		if inherited {
+			out = append(out, field)
 		}
 	}
-	if len(ms.GetModels()) > 0 {
-		e.Models = slices.Clone(ms.GetModels())
-	} else {
-		for _, md := range rs.GetModels() {
-			e.Models = append(e.Models, md.GetName())
-		}
-		inherit(fieldModels)
-	}
+	add(fieldBaseURL, primary)
+	add(fieldAuth, !memberHasOwnAuth(ms.GetAuth()))
+	add(fieldKeySecret, ms.KeySecret == nil)
+	add(fieldRegion, ms.Region == nil)
+	add(fieldRetainsData, ms.RetainsData == nil)
+	add(fieldLimits, !declaresLimits(ms.GetLimits()) && (primary || declaresLimits(rs.GetLimits())))
+	add(fieldModels, len(ms.GetModels()) == 0)
+	add(fieldAccount, ms.Account == nil && rs.GetAccount() != "")
+	add(fieldAPIVersion, ms.ApiVersion == nil)
+	return out
 }
 
-// resolveAccount sets e's account as Effective describes it; e's auth and
-// key secret must be resolved already. It calls inherit when the account
-// is the record's declared one.
-func resolveAccount(e *adminv1.EffectiveMember, rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, inherit func(field string)) {
-	switch {
-	case ms.Account != nil && ms.GetAccount() != "":
-		e.Account = ms.GetAccount()
-	case ms.Account == nil && rs.GetAccount() != "":
-		e.Account = rs.GetAccount()
-		inherit(fieldAccount)
-	default:
-		if s := signingSecret(e.GetAuth(), e.GetKeySecret()); s != "" {
-			e.Account = "secret:" + s
-		}
-	}
-}
-
-// mergeTags returns the record's tags overlaid with the member's, and the
-// keys, sorted, whose value came from the record; nil and nil when
-// neither has tags.
-func mergeTags(rec, own map[string]string) (map[string]string, []string) {
-	if len(rec)+len(own) == 0 {
-		return nil, nil
-	}
-	tags := make(map[string]string, len(rec)+len(own))
-	for k, v := range rec {
-		tags[k] = v
-	}
-	for k, v := range own {
-		tags[k] = v
-	}
-	var inherited []string
+// inheritedTagKeys returns the keys of the record's tags the member does
+// not set, sorted; nil when there are none.
+func inheritedTagKeys(rec, own map[string]string) []string {
+	var out []string
 	for _, k := range slices.Sorted(maps.Keys(rec)) {
 		if _, mine := own[k]; !mine {
-			inherited = append(inherited, k)
+			out = append(out, k)
 		}
 	}
-	return tags, inherited
+	return out
+}
+
+// modelsServed returns the names of the record's models the compiled
+// member serves, in the record's order.
+func modelsServed(r *Record, cm *routing.Member) []string {
+	var out []string
+	for _, md := range r.Spec.GetModels() {
+		if cm.Record != nil && cm.Serves(md.GetName()) {
+			out = append(out, md.GetName())
+		}
+	}
+	return out
+}
+
+// authKinds are the admin API's names of the compiled auth kinds; a kind
+// not listed (routing.AuthNone) is AUTH_KIND_NONE.
+var authKinds = map[routing.AuthKind]configv1.AuthKind{
+	routing.AuthAPIKey: configv1.AuthKind_AUTH_KIND_API_KEY,
+	routing.AuthSigV4:  configv1.AuthKind_AUTH_KIND_SIGV4,
+	routing.AuthOAuth2: configv1.AuthKind_AUTH_KIND_OAUTH2,
+}
+
+// authProto is a compiled auth in the admin API's form.
+func authProto(a routing.Auth) *configv1.Auth {
+	kind, ok := authKinds[a.Kind]
+	if !ok {
+		kind = configv1.AuthKind_AUTH_KIND_NONE
+	}
+	return &configv1.Auth{
+		Kind:               kind,
+		Header:             a.Header,
+		AwsService:         a.AWSService,
+		AwsRegion:          a.AWSRegion,
+		AccessKeySecret:    a.AccessKeySecret,
+		TokenUrl:           a.TokenURL,
+		ClientId:           a.ClientID,
+		ClientSecretSecret: a.ClientSecret,
+		Scopes:             slices.Clone(a.Scopes),
+	}
+}
+
+// limitsProto is compiled limits in the admin API's form: nil when none is
+// declared.
+func limitsProto(l routing.Limits) *configv1.Limits {
+	if l == (routing.Limits{}) {
+		return nil
+	}
+	return &configv1.Limits{Rpm: l.RPM, InputTpm: l.InputTPM, OutputTpm: l.OutputTPM}
 }
 
 // declaredPrices returns the prices of rps that give at least one part, in
@@ -197,46 +225,54 @@ func declaredPrices(rps []*adminv1.ResolvedPrice) []*adminv1.ResolvedPrice {
 // ResolvedPrices returns member m's effective price for every model it
 // serves, by model name, including models without any price (an empty
 // price, whole false); m nil means the plain record's own endpoint. Each
-// price is the record's price for the model with every part the member
-// gives replacing the record's (R-COST-4); InheritedParts names the parts
-// taken from the record. Whole is true when the price has input, output,
-// cache read and, on the anthropic and bedrock wire formats, cache write.
+// price is the compiled member's (routing/compile merges the member's parts
+// over the record's, R-COST-4); InheritedParts names the parts the member
+// leaves to the record's price. Whole is true when the price has input,
+// output, cache read and, on the anthropic and bedrock wire formats, cache
+// write.
 func ResolvedPrices(r *Record, m *Member) []*adminv1.ResolvedPrice {
-	served := r.Spec.GetModels()
-	var subset map[string]bool
+	return compiled(r).prices(r, m)
+}
+
+// prices is ResolvedPrices on a resolution of r.
+func (res resolution) prices(r *Record, m *Member) []*adminv1.ResolvedPrice {
+	cm, _ := res.member(m)
 	var own []*configv1.Price
 	if m != nil {
 		own = m.Spec.GetPrices()
-		if len(m.Spec.GetModels()) > 0 {
-			subset = map[string]bool{}
-			for _, name := range m.Spec.GetModels() {
-				subset[name] = true
-			}
-		}
 	}
-	var names []string
-	for _, md := range served {
-		if subset == nil || subset[md.GetName()] {
-			names = append(names, md.GetName())
-		}
-	}
+	names := modelsServed(r, cm)
 	slices.Sort(names)
 	names = slices.Compact(names)
 	out := make([]*adminv1.ResolvedPrice, 0, len(names))
 	for _, name := range names {
-		rec := findPrice(r.Spec.GetPrices(), name)
-		mine := findPrice(own, name)
-		merged := mergePrice(rec, mine)
-		merged.Model = name
-		rp := &adminv1.ResolvedPrice{Price: merged}
+		p := priceProto(name, cm.Prices[name])
+		rp := &adminv1.ResolvedPrice{Price: p, Whole: missingParts(p, r.Spec.GetWireFormat()) == ""}
+		rec, mine := findPrice(r.Spec.GetPrices(), name), findPrice(own, name)
 		for _, f := range priceParts {
 			if partOf(mine, f) == nil && partOf(rec, f) != nil {
 				rp.InheritedParts = append(rp.InheritedParts, f.name)
 			}
 		}
-		rp.Whole = missingParts(merged, r.Spec.GetWireFormat()) == ""
 		out = append(out, rp)
 	}
+	return out
+}
+
+// priceProto is a compiled price of model in the admin API's form: a part
+// the price lacks is unset.
+func priceProto(model string, p routing.Price) *configv1.Price {
+	out := &configv1.Price{Model: model}
+	part := func(has bool, v routing.Micros) *int64 {
+		if !has {
+			return nil
+		}
+		return ptr(int64(v))
+	}
+	out.InputMicros = part(p.HasInput, p.Input)
+	out.OutputMicros = part(p.HasOutput, p.Output)
+	out.CacheReadMicros = part(p.HasCacheRead, p.CacheRead)
+	out.CacheWriteMicros = part(p.HasCacheWrite, p.CacheWrite)
 	return out
 }
 

@@ -1,9 +1,12 @@
 package provider
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
@@ -139,5 +142,74 @@ func TestPriceEntries(t *testing.T) {
 		if !e.GetRecordPriced() {
 			t.Errorf("every member has a whole price: %v not record_priced", e)
 		}
+	}
+}
+
+// A record the edges' compiler refuses is still shown: each member as the
+// compiler resolves it, and one record_refused warning per problem.
+func TestEffectiveOfARefusedRecord(t *testing.T) {
+	t.Parallel()
+	r := azurePool()
+	r.member("france").Spec.Weight = 20_000 // above the compiler's 10000
+	r.member("france").Spec.Region = proto.String("EU WEST")
+
+	got := Effective(r, r.member("france"))
+	if got.GetKeySecret() != "azure-fr" || got.GetAuth().GetHeader() != "api-key" || got.GetTags()["team"] != "ml" ||
+		len(got.GetPrices()) != 1 || !got.GetPrices()[0].GetWhole() {
+		t.Errorf("france's resolved fields = %v", got)
+	}
+	// What a problem is about is left as the compiler leaves it: the
+	// weight at its default, the region as given.
+	if got.GetWeight() != 1 || got.GetRegion() != "EU WEST" {
+		t.Errorf("weight, region = %d, %q", got.GetWeight(), got.GetRegion())
+	}
+	if s := Effective(r, r.member("sweden")); s.GetKeySecret() != "azure-key" || s.GetRegion() != "eu-north" {
+		t.Errorf("sweden = %v", s)
+	}
+
+	var refused []string
+	for _, w := range Warnings(r, Env{}) {
+		if w.GetCode() == WarnRecordRefused {
+			refused = append(refused, w.GetMessage())
+		}
+	}
+	if len(refused) != 2 || !strings.Contains(refused[0], `member "france": region:`) ||
+		!strings.Contains(refused[1], `member "france": weight: must be 1-10000, got 20000`) {
+		t.Errorf("record_refused warnings = %q", refused)
+	}
+	if ws := Warnings(azurePool(), Env{}); slices.ContainsFunc(ws, func(w *adminv1.Warning) bool { return w.GetCode() == WarnRecordRefused }) {
+		t.Errorf("a valid record is refused: %v", ws)
+	}
+}
+
+// The account keeps the API's contract: a member that declares none and
+// signs with no secret has none, where the compiler groups it alone under
+// its own id.
+func TestEffectiveAccountWithoutSecret(t *testing.T) {
+	t.Parallel()
+	r := azurePool()
+	r.Spec.Account = ""
+	m := r.member("sweden")
+	m.Spec.Auth = &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_NONE}
+	if a := Effective(r, m).GetAccount(); a != "" {
+		t.Errorf("account = %q, want empty", a)
+	}
+	m.Spec.Account = proto.String("sub-1")
+	if a := Effective(r, m).GetAccount(); a != "sub-1" {
+		t.Errorf("account = %q, want sub-1", a)
+	}
+}
+
+// Auth is shown as the compiler resolves it: API-key auth naming no header
+// uses the wire format's usual one.
+func TestEffectiveAuthAsCompiled(t *testing.T) {
+	t.Parallel()
+	r := azurePool()
+	r.Spec.WireFormat = configv1.WireFormat_WIRE_FORMAT_ANTHROPIC
+	r.Spec.Auth = &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY}
+	got := Effective(r, r.member("sweden")).GetAuth()
+	want := &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "x-api-key"}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("auth (-want +got):\n%s", diff)
 	}
 }

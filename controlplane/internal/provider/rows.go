@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -16,135 +15,10 @@ import (
 	"weir.dev/routing/formats"
 )
 
-// This file maps between the database rows (migrations 000002) and the
-// admin API's ProviderSpec and PoolMemberSpec. The snapshot builder reads
-// the same rows; the meaning of each column (NULL = inherit on members,
-// NULL durations = the ROUTING.md default) is the schema's.
-
-// specFromRow returns the spec a stored record row, its models and its
-// prices describe.
-func specFromRow(r sqlc.ProviderRecord, models []sqlc.RecordModel, prices []sqlc.RecordPrice) (*adminv1.ProviderSpec, error) {
-	s := &adminv1.ProviderSpec{
-		BaseUrl:          r.BaseURL.String,
-		KeySecret:        r.KeySecret.String,
-		Region:           r.Region,
-		RetainsData:      r.RetainsData,
-		AllowedRegions:   nilIfEmpty(r.AllowedRegions),
-		DefaultMaxOutput: r.DefaultMaxOutput,
-		Priority:         r.Priority,
-		Internal:         r.Internal,
-		Account:          r.Account,
-		ApiVersion:       r.APIVersion,
-	}
-	var ok bool
-	if s.WireFormat, ok = ParseWire(r.WireFormat); !ok {
-		return nil, fmt.Errorf("record %q: unknown wire_format %q", r.Name, r.WireFormat)
-	}
-	kind, ok := parseAuthKind(r.AuthKind)
-	if !ok {
-		return nil, fmt.Errorf("record %q: unknown auth_kind %q", r.Name, r.AuthKind)
-	}
-	s.Auth = &configv1.Auth{
-		Kind: kind, Header: r.AuthHeader, AwsService: r.AWSService, AwsRegion: r.AWSRegion,
-		AccessKeySecret: r.AccessKeySecret.String, TokenUrl: r.TokenURL, ClientId: r.ClientID,
-		ClientSecretSecret: r.ClientSecretSecret.String, Scopes: nilIfEmpty(r.OauthScopes),
-	}
-	if r.RPM != 0 || r.InputTPM != 0 || r.OutputTPM != 0 {
-		s.Limits = &configv1.Limits{Rpm: r.RPM, InputTpm: r.InputTPM, OutputTpm: r.OutputTPM}
-	}
-	var err error
-	if s.Tags, err = decodeMap(r.Tags); err != nil {
-		return nil, fmt.Errorf("record %q: tags: %w", r.Name, err)
-	}
-	if s.RateLimitHeaders, err = decodeMap(r.RateLimitHeaders); err != nil {
-		return nil, fmt.Errorf("record %q: rate_limit_headers: %w", r.Name, err)
-	}
-	rec := &configv1.Recovery{MaxAttempts: uint32(max(r.MaxAttempts, 0))}
-	set := r.MaxAttempts > 0
-	for _, d := range []struct {
-		ms  pgtype.Int8
-		dst **durationpb.Duration
-	}{
-		{r.CallDeadlineMs, &rec.CallDeadline},
-		{r.AttemptDeadlineMs, &rec.AttemptDeadline},
-		{r.CooldownBaseMs, &rec.CooldownBase},
-		{r.CooldownMaxMs, &rec.CooldownMax},
-		{r.MaxWaitMs, &rec.MaxWait},
-	} {
-		if d.ms.Valid {
-			*d.dst = durationpb.New(time.Duration(d.ms.Int64) * time.Millisecond)
-			set = true
-		}
-	}
-	if set {
-		s.Recovery = rec
-	}
-	for _, m := range models {
-		kind := configv1.ModelKind_MODEL_KIND_CHAT
-		if m.Kind == "embeddings" {
-			kind = configv1.ModelKind_MODEL_KIND_EMBEDDINGS
-		}
-		s.Models = append(s.Models, &configv1.Model{Name: m.Model, Kind: kind})
-	}
-	for _, p := range prices {
-		s.Prices = append(s.Prices, &configv1.Price{
-			Model: p.Model, InputMicros: ptr(p.InputMicros), OutputMicros: ptr(p.OutputMicros),
-			CacheReadMicros: optInt(p.CacheReadMicros), CacheWriteMicros: optInt(p.CacheWriteMicros),
-		})
-	}
-	return s, nil
-}
-
-// memberSpecFromRow returns the spec a stored member row and its prices
-// describe.
-func memberSpecFromRow(m sqlc.PoolMember, prices []*configv1.Price) (*adminv1.PoolMemberSpec, error) {
-	s := &adminv1.PoolMemberSpec{
-		BaseUrl:    m.BaseURL,
-		KeySecret:  optText(m.KeySecret),
-		Region:     optText(m.Region),
-		Weight:     uint32(max(m.Weight, 1)),
-		Order:      uint32(max(m.Order, 1)),
-		Models:     nilIfEmpty(m.Models),
-		Off:        m.Off,
-		Account:    optText(m.Account),
-		ApiVersion: optText(m.APIVersion),
-		Prices:     prices,
-	}
-	if m.RetainsData.Valid {
-		s.RetainsData = ptr(m.RetainsData.Bool)
-	}
-	if m.AuthKind.Valid || m.AuthHeader.Valid {
-		kind := configv1.AuthKind_AUTH_KIND_UNSPECIFIED
-		if m.AuthKind.Valid {
-			k, ok := parseAuthKind(m.AuthKind.String)
-			if !ok {
-				return nil, fmt.Errorf("member %q: unknown auth_kind %q", m.Name, m.AuthKind.String)
-			}
-			kind = k
-		}
-		s.Auth = &configv1.Auth{
-			Kind: kind, Header: m.AuthHeader.String, AwsService: m.AWSService, AwsRegion: m.AWSRegion,
-			AccessKeySecret: m.AccessKeySecret.String, TokenUrl: m.TokenURL, ClientId: m.ClientID,
-			ClientSecretSecret: m.ClientSecretSecret.String, Scopes: nilIfEmpty(m.OauthScopes),
-		}
-	}
-	if m.RPM.Valid || m.InputTPM.Valid || m.OutputTPM.Valid {
-		s.Limits = &configv1.Limits{Rpm: m.RPM.Int64, InputTpm: m.InputTPM.Int64, OutputTpm: m.OutputTPM.Int64}
-	}
-	var err error
-	if s.Tags, err = decodeMap(m.Tags); err != nil {
-		return nil, fmt.Errorf("member %q: tags: %w", m.Name, err)
-	}
-	if s.ModelMap, err = decodeMap(m.ModelMap); err != nil {
-		return nil, fmt.Errorf("member %q: model_map: %w", m.Name, err)
-	}
-	return s, nil
-}
-
-// memberPriceFromRow converts one member price row.
-func memberPriceFromRow(model string, in, out, cr, cw pgtype.Int8) *configv1.Price {
-	return &configv1.Price{Model: model, InputMicros: optInt(in), OutputMicros: optInt(out), CacheReadMicros: optInt(cr), CacheWriteMicros: optInt(cw)}
-}
+// This file maps a validated record to the columns of its database rows
+// (migrations 000002). The rows are read back by package recordrow, the one
+// decoder the snapshot builder uses too; assemble (db.go) turns what it
+// returns into a Record.
 
 // recordColumns are the columns of provider_records a spec sets, shared by
 // the create and update parameters.
@@ -374,30 +248,11 @@ func (c memberColumns) update(tenant pgtype.UUID, record, name string) sqlc.Upda
 // for an unknown name.
 func ParseWire(s string) (configv1.WireFormat, bool) { return formats.WireFormats.ParseStored(s) }
 
-// parseAuthKind is the auth kind a stored name (authKindName) stands for;
-// false for an unknown name.
-func parseAuthKind(s string) (configv1.AuthKind, bool) { return formats.AuthKinds.ParseStored(s) }
-
 func modelKindName(k configv1.ModelKind) string {
 	if k == configv1.ModelKind_MODEL_KIND_EMBEDDINGS {
 		return "embeddings"
 	}
 	return "chat"
-}
-
-// decodeMap decodes a jsonb object of strings; {} gives nil.
-func decodeMap(raw []byte) (map[string]string, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var m map[string]string
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("not a JSON object of strings: %w", err)
-	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return m, nil
 }
 
 // encodeMap encodes a map as a jsonb object; nil gives {}.
@@ -435,20 +290,6 @@ func optionalText(s *string) pgtype.Text {
 	return pgtype.Text{String: *s, Valid: true}
 }
 
-func optText(v pgtype.Text) *string {
-	if !v.Valid {
-		return nil
-	}
-	return ptr(v.String)
-}
-
-func optInt(v pgtype.Int8) *int64 {
-	if !v.Valid {
-		return nil
-	}
-	return ptr(v.Int64)
-}
-
 func int8Of(v *int64) pgtype.Int8 {
 	if v == nil {
 		return pgtype.Int8{}
@@ -457,13 +298,6 @@ func int8Of(v *int64) pgtype.Int8 {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func nilIfEmpty(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return slices.Clone(s)
-}
 
 func emptyIfNil(s []string) []string {
 	if s == nil {

@@ -10,6 +10,7 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/compile"
 	"weir.dev/routing/rules"
 )
 
@@ -20,9 +21,13 @@ const (
 	WarnSecretHostMissing = "secret_host_mismatch"
 	WarnModelUnpriced     = "model_unpriced"
 	WarnRulesRefuseAll    = "rules_refuse_all"
+	WarnRecordRefused     = "record_refused"
 )
 
-// Warnings returns the record's current warnings, in a fixed order: R-SEC-4
+// Warnings returns the record's current warnings, in a fixed order:
+// record_refused, one for each problem the edges' compiler refuses the record
+// for (routing/compile; the edges then keep routing on their last snapshot),
+// then R-SEC-4
 // shared_key_secret (two or more members sign with the same secret: a key
 // secret, SigV4 access key secret or OAuth2 client secret) and shared_host
 // (two or more members reach the same host name, ports aside) — each
@@ -33,10 +38,14 @@ const (
 // rules_refuse_all (with env.Rules). Off members
 // count: switching a member on must not need a new warning to be safe.
 func Warnings(r *Record, env Env) []*adminv1.Warning {
-	eps, accounts := warningEndpoints(r)
+	res := compiled(r)
+	eps, accounts := warningEndpoints(r, res)
 	var out []*adminv1.Warning
 	warn := func(code, msg string, members []string) {
 		out = append(out, &adminv1.Warning{Code: code, Message: msg, Record: r.Name, Members: members})
+	}
+	for _, p := range res.problems {
+		warn(WarnRecordRefused, fmt.Sprintf("the edges refuse the configuration while it holds this record, and keep routing on their last one: %s", p.Error()), nil)
 	}
 	warnShared(eps, accounts, warn)
 	if env.Secrets != nil {
@@ -60,23 +69,21 @@ type warnEndpoint struct {
 // members it concerns (nil for the record as a whole).
 type warnFunc func(code, msg string, members []string)
 
-// warningEndpoints returns r's endpoints — every member of a pool in
-// listing order (sortedMembers), else the plain record's "primary" — and,
-// for a pool, each member's declared account (the member's, else the
-// record's; "" for none).
-func warningEndpoints(r *Record) ([]warnEndpoint, map[string]string) {
+// warningEndpoints returns r's endpoints, as res (r resolved) has them —
+// every member of a pool in listing order (sortedMembers), else the plain
+// record's "primary" — and, for a pool, each member's declared account
+// (compile.DeclaredAccount; "" for none).
+func warningEndpoints(r *Record, res resolution) ([]warnEndpoint, map[string]string) {
 	var eps []warnEndpoint
 	accounts := map[string]string{} // member → declared account
 	if r.Pool {
 		for _, m := range sortedMembers(r) {
-			eps = append(eps, warnEndpoint{m.Name, Effective(r, m)})
-			accounts[m.Name] = r.Spec.GetAccount()
-			if m.Spec.Account != nil {
-				accounts[m.Name] = m.Spec.GetAccount()
-			}
+			eps = append(eps, warnEndpoint{m.Name, res.effective(r, m)})
+			_, cfg := res.member(m)
+			accounts[m.Name] = compile.DeclaredAccount(res.config, cfg)
 		}
 	} else {
-		eps = append(eps, warnEndpoint{rules.PrimaryMember, Effective(r, nil)})
+		eps = append(eps, warnEndpoint{rules.PrimaryMember, res.effective(r, nil)})
 	}
 	return eps, accounts
 }

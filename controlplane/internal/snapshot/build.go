@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"weir.dev/controlplane/internal/recordrow"
 	"weir.dev/db/sqlc"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
@@ -190,7 +191,7 @@ func (b *builder) dataRules(d *sqlc.DataRule, owner pgtype.UUID) *configv1.DataR
 		b.fail("data rules: belong to %s", ownerName(d.TenantID))
 		return nil
 	}
-	tags, err := stringMap(d.RequiredTags)
+	tags, err := recordrow.StringMap(d.RequiredTags)
 	if err != nil {
 		b.fail("data rules: required_tags: %v", err)
 	}

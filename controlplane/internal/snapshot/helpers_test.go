@@ -227,3 +227,5 @@ func marshalGolden(t testing.TB, m proto.Message) []byte {
 	out.WriteByte('\n')
 	return out.Bytes()
 }
+
+func ptr[T any](v T) *T { return &v }

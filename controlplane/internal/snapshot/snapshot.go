@@ -17,25 +17,16 @@
 //
 // Mapping rules, where the schema and config.proto leave room:
 //
-//   - A member column that is NULL (key_secret, region, retains_data,
-//     account, api_version) leaves the optional proto field unset, so that the
-//     edge takes the record's value. A member whose auth_kind and auth_header
-//     are both NULL has no Auth at all: it takes its record's auth as a whole,
-//     and its other auth columns are ignored. A member whose rpm, input_tpm and
-//     output_tpm all come out 0 (NULL or 0) has no Limits: it takes the
-//     record's.
+//   - Provider records, their models, prices, members and member prices are
+//     decoded by package recordrow, which states what each column means (a
+//     NULL member column leaves the member's optional field unset so that
+//     it takes the record's value; NULL recovery durations stay unset;
+//     a NULL price part is an unset optional field, never 0).
 //   - Caller limits (ROUTING.md R-CAP-2): a tenant or an API key whose rpm
 //     and max_in_flight are both 0 has no Limits; otherwise both are sent as
 //     stored, 0 meaning no limit of its own. The cluster snapshot always
 //     carries default_tenant_max_in_flight, the max_in_flight of tenants
 //     whose own is 0.
-//   - Recovery durations come from the *_ms columns: NULL leaves the duration
-//     unset (the edge applies the ROUTING.md default); a value, 0 included, is
-//     set as is, so attempt_deadline_ms = 0 is a set zero duration, which
-//     disables the attempt deadline (R-FAIL-9). A record with max_attempts 0
-//     and every duration NULL has no Recovery.
-//   - Prices are micro-dollars per million tokens; a NULL part is an unset
-//     optional field (R-COST-4), never 0.
 //   - Output is ordered independently of the order of the input rows: records
 //     by name; each pool's members by order, then name; models and prices by
 //     model; keys by name (then creation time and id); budgets and secrets by

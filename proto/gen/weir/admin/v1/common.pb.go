@@ -93,7 +93,10 @@ type Warning struct {
 	//	"model_unpriced": a model has no whole price on the record or on every
 	//	  member, so the record sorts after priced ones (R-MODEL-4);
 	//	"rules_refuse_all": the tenant's data rules refuse every member of a
-	//	  record, so calls can never reach it (R-ELIG-2).
+	//	  record, so calls can never reach it (R-ELIG-2);
+	//	"record_refused": the edges' compiler refuses the record (one warning
+	//	  per problem, the message naming it), so edges refuse the
+	//	  configuration that holds it and keep routing on their last one.
 	//
 	// New codes may be added; a client shows an unknown code with its message.
 	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
