@@ -117,7 +117,7 @@ func httpStatus(code connect.Code) int {
 // fail renders an error page for an API error of a page that cannot show
 // it inline (a failed list, a detail that is not found). An Unauthenticated
 // error (the token was revoked mid-request) ends the session.
-func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
+func (c *base) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
 	if connect.CodeOf(err) == connect.CodeUnauthenticated {
 		c.clearCookie(w, r, sessionCookie)
 		c.toLoginWith(w, r, web.Flash{Kind: web.FlashInfo, Text: "Your session has ended; sign in again."})

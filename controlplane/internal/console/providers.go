@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +16,10 @@ import (
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/web"
 )
+
+// providersPage is the providers page (/console/providers): the records
+// the admin sees and the create form.
+type providersPage struct{ *base }
 
 // createMemberRows is how many member rows the create form offers.
 const createMemberRows = 3
@@ -49,13 +52,13 @@ func canChange(s *session, tenant string) bool {
 	return false
 }
 
-// providersPage lists the records: the tenant's own and those shared with
+// show lists the records: the tenant's own and those shared with
 // it, and for cluster admins the managed ones; with the create form.
-func (c *Console) providersPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c providersPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	c.renderProviders(w, r, s, http.StatusOK, c.blankProviderForm(s, ""))
 }
 
-func (c *Console) blankProviderForm(s *session, scope string) web.ProviderForm {
+func (c providersPage) blankProviderForm(s *session, scope string) web.ProviderForm {
 	f := web.ProviderForm{CSRF: s.csrf, Kind: "pool", Scope: scope}
 	for range createMemberRows {
 		f.Members = append(f.Members, web.NewMember{})
@@ -63,7 +66,7 @@ func (c *Console) blankProviderForm(s *session, scope string) web.ProviderForm {
 	return f
 }
 
-func (c *Console) renderProviders(w http.ResponseWriter, r *http.Request, s *session, status int, f web.ProviderForm) {
+func (c providersPage) renderProviders(w http.ResponseWriter, r *http.Request, s *session, status int, f web.ProviderForm) {
 	ctx := r.Context()
 	v := web.ProvidersView{CSRF: s.csrf, Tenant: s.tenant, ShowManaged: s.cluster}
 	if s.tenant == "" && !s.cluster {
@@ -141,7 +144,7 @@ func parseWire(s string) configv1.WireFormat {
 // createProvider creates a record (plain) or a pool with its members. The
 // R-SEC-4 warnings the new record would have are shown first, with "Save
 // anyway"; the API's warnings after saving come as flashes.
-func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *session) {
+func (c providersPage) createProvider(w http.ResponseWriter, r *http.Request, s *session) {
 	f, tenant, scope := createFormOf(r, s)
 	req, local := createRequestOf(&f, tenant)
 	for len(f.Members) < createMemberRows && f.Kind == "pool" {
@@ -273,53 +276,6 @@ func createInputs(members int) []string {
 		}
 	}
 	return names
-}
-
-// providerPage shows a record: settings, warnings, members and the add
-// form.
-func (c *Console) providerPage(w http.ResponseWriter, r *http.Request, s *session) {
-	c.renderProvider(w, r, s, http.StatusOK, nil)
-}
-
-// renderProvider renders a record's page; add, when not nil, is the add
-// form as submitted (values kept, problems or warnings shown).
-func (c *Console) renderProvider(w http.ResponseWriter, r *http.Request, s *session, status int, add *web.MemberForm) {
-	name := r.PathValue("name")
-	tenant, scope := recordScope(r, s)
-	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
-	d := resp.Msg.GetDetail()
-	rec := d.GetRecord()
-	v := web.ProviderDetailView{
-		CSRF: s.csrf, Scope: scope, Name: rec.GetName(), Kind: kindName(rec.GetKind()),
-		Preset: words.Preset(rec.GetPreset()), Wire: words.WireFormat(rec.GetSpec().GetWireFormat()),
-		ReadOnly: (rec.GetManaged() && scope == "") || !canChange(s, tenant), Revision: rec.GetRevision(),
-		Settings: recordSettings(rec, s.cluster), Warnings: webWarnings(d.GetWarnings()),
-	}
-	for _, md := range d.GetMembers() {
-		v.Members = append(v.Members, memberRow(md, rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL))
-	}
-	if add != nil {
-		v.Add = *add
-	} else {
-		v.Add = web.MemberForm{Prices: padPrices(nil)}
-	}
-	v.Add.CSRF, v.Add.Scope, v.Add.Record = s.csrf, scope, rec.GetName()
-	v.Add.Action = withScopeQuery("/console/providers/"+pathEscape(rec.GetName())+"/members", scope)
-	v.Add.ShowRecordMember = rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL
-	inheritInto(&v.Add, rec.GetSpec())
-	if s.cluster && rec.GetManaged() && scope == web.ScopeManaged {
-		v.CanShare, v.SharedWith = true, rec.GetSharedWith()
-		for _, t := range s.tenants {
-			if !slices.Contains(v.SharedWith, t) {
-				v.ShareWith = append(v.ShareWith, web.Option{Value: t, Label: t})
-			}
-		}
-	}
-	c.page(w, r, s, status, rec.GetName(), "providers", web.ProviderDetailPage(v))
 }
 
 // recordSettings are a record's settings as the page lists them. Secret

@@ -18,6 +18,10 @@ import (
 	"weir.dev/web"
 )
 
+// recordEditPage is a record's settings form
+// (/console/providers/{name}/edit).
+type recordEditPage struct{ *base }
+
 // A record's own settings (UpdateProvider with the revision the form was
 // read at), its deletion (DeleteProvider) and, for managed records, sharing
 // with tenants (ShareProvider, UnshareProvider).
@@ -38,7 +42,7 @@ func recordInputs(rows int) []string {
 // loadRecord reads a record the admin may change: NotFound when there is
 // none, PermissionDenied when it is read-only to the admin (a managed record
 // shared with the tenant, or a role that may not change records).
-func (c *Console) loadRecord(r *http.Request, s *session, tenant, scope, name string) (*adminv1.ProviderDetail, error) {
+func (c recordEditPage) loadRecord(r *http.Request, s *session, tenant, scope, name string) (*adminv1.ProviderDetail, error) {
 	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
 	if err != nil {
 		return nil, err
@@ -58,12 +62,12 @@ func (e readOnlyError) Error() string {
 
 func errReadOnly(name string) error { return readOnlyError(name) }
 
-// recordPage is a record's settings form, filled with its stored values.
-func (c *Console) recordPage(w http.ResponseWriter, r *http.Request, s *session) {
+// show is a record's settings form, filled with its stored values.
+func (c recordEditPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	c.renderRecord(w, r, s, http.StatusOK, nil)
 }
 
-func (c *Console) renderRecord(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.RecordForm) {
+func (c recordEditPage) renderRecord(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.RecordForm) {
 	name := r.PathValue("name")
 	tenant, scope := recordScope(r, s)
 	d, err := c.loadRecord(r, s, tenant, scope, name)
@@ -220,7 +224,7 @@ func recordChanged(a, b *adminv1.ProviderSpec) []string {
 // the stored record, as an update mask, with the revision the form was read
 // at (a concurrent change is refused, not overwritten). R-SEC-4 warnings the
 // change would add are shown first, with "Save anyway".
-func (c *Console) updateRecord(w http.ResponseWriter, r *http.Request, s *session) {
+func (c recordEditPage) updateRecord(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
 	tenant, scope := recordScope(r, s)
 	f := recordFormFrom(r)
@@ -288,7 +292,7 @@ func (c *Console) updateRecord(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 // renderRecordForm re-renders a submitted settings form (values kept).
-func (c *Console) renderRecordForm(w http.ResponseWriter, r *http.Request, s *session, status int, name, scope string, pool bool, f web.RecordForm) {
+func (c recordEditPage) renderRecordForm(w http.ResponseWriter, r *http.Request, s *session, status int, name, scope string, pool bool, f web.RecordForm) {
 	f.Prices = padPrices(f.Prices)
 	f.CSRF, f.Scope, f.Name, f.Cluster = s.csrf, scope, name, s.cluster
 	f.Kind = "plain"
@@ -322,63 +326,4 @@ func previewRecord(d *adminv1.ProviderDetail, spec *adminv1.ProviderSpec) []web.
 		}
 	}
 	return out
-}
-
-// deleteRecord deletes a record and its members (the page asks first), at
-// the revision the page showed.
-func (c *Console) deleteRecord(w http.ResponseWriter, r *http.Request, s *session) {
-	name := r.PathValue("name")
-	tenant, scope := recordScope(r, s)
-	rev, err := strconv.ParseUint(strings.TrimSpace(r.PostFormValue("expected_revision")), 10, 64)
-	if err != nil {
-		rev = 0
-	}
-	_, err = s.api.Providers.DeleteProvider(r.Context(), connect.NewRequest(&adminv1.DeleteProviderRequest{Tenant: tenant, Name: name, ExpectedRevision: rev}))
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, _ := problemsOf(err)
-		if connect.CodeOf(err) == connect.CodeAborted {
-			p.Message = "the record was changed meanwhile; check it, then delete again"
-		}
-		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashError, Text: name + " was not deleted: " + p.Message})
-		return
-	}
-	c.redirect(w, r, withScopeQuery("/console/providers", ""), web.Flash{Kind: web.FlashOK, Text: "Record " + name + " deleted."})
-}
-
-// shareRecord and unshareRecord share a managed record with a tenant and
-// stop sharing it (cluster admins; the API decides).
-func (c *Console) shareRecord(w http.ResponseWriter, r *http.Request, s *session) {
-	c.share(w, r, s, true)
-}
-
-func (c *Console) unshareRecord(w http.ResponseWriter, r *http.Request, s *session) {
-	c.share(w, r, s, false)
-}
-
-func (c *Console) share(w http.ResponseWriter, r *http.Request, s *session, on bool) {
-	name, tenant := r.PathValue("name"), strings.TrimSpace(r.PostFormValue("tenant"))
-	var err error
-	if on {
-		_, err = s.api.Providers.ShareProvider(r.Context(), connect.NewRequest(&adminv1.ShareProviderRequest{Name: name, Tenant: tenant}))
-	} else {
-		_, err = s.api.Providers.UnshareProvider(r.Context(), connect.NewRequest(&adminv1.UnshareProviderRequest{Name: name, Tenant: tenant}))
-	}
-	verb := "shared with"
-	if !on {
-		verb = "unshared from"
-	}
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, _ := problemsOf(err)
-		c.redirect(w, r, web.ProviderHref(name, web.ScopeManaged), web.Flash{Kind: web.FlashError, Text: name + " was not " + verb + " " + tenant + ": " + p.Message})
-		return
-	}
-	c.redirect(w, r, web.ProviderHref(name, web.ScopeManaged), web.Flash{Kind: web.FlashOK, Text: name + " " + verb + " " + tenant + "."})
 }

@@ -52,7 +52,7 @@ func previewCreate(req *adminv1.CreateProviderRequest, managed bool) []web.Warni
 // previewAdd returns the R-SEC-4 warnings the record would have with the
 // member of req added (NotFound: the record does not exist yet, and the
 // API creates it with that one member, which warns of nothing).
-func (c *Console) previewAdd(r *http.Request, s *session, tenant string, req *adminv1.AddPoolMemberRequest) ([]web.Warning, error) {
+func previewAdd(r *http.Request, s *session, tenant string, req *adminv1.AddPoolMemberRequest) ([]web.Warning, error) {
 	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: req.GetRecord()}))
 	if err != nil {
 		return nil, err
