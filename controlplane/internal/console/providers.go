@@ -10,10 +10,10 @@ import (
 
 	"connectrpc.com/connect"
 
-	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/formats"
 	"weir.dev/web"
 )
 
@@ -134,11 +134,21 @@ func kindName(k adminv1.RecordKind) string {
 	return "plain"
 }
 
-// parseWire is the wire format of a form's value; "" or an unknown name is
-// unspecified (the API then applies the preset's or reports the problem).
+// parseWire is the wire format of a form's value, by its word in the one
+// table of wire format names (weir.dev/routing/formats); "" or an unknown
+// word is unspecified (the API then applies the preset's, or the form
+// reports the unknown word).
 func parseWire(s string) configv1.WireFormat {
-	w, _ := provider.ParseWire(s)
+	w, _ := formats.WireFormats.ParseWord(s)
 	return w
+}
+
+// parsePreset is the preset of a form's value, by the preset enum's word
+// (words.Parse, the inverse of words.Preset: "azure-openai"); "" or an
+// unknown word is unspecified.
+func parsePreset(s string) adminv1.Preset {
+	p, _ := words.Parse[adminv1.Preset](s)
+	return p
 }
 
 // createProvider creates a record (plain) or a pool with its members. The
@@ -232,7 +242,7 @@ func createFormOf(r *http.Request, s *session) (f web.ProviderForm, tenant, scop
 // are not read.
 func createRequestOf(f *web.ProviderForm, tenant string) (*adminv1.CreateProviderRequest, problemSet) {
 	var local problemSet
-	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: provider.ParsePreset(f.Preset)}
+	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: parsePreset(f.Preset)}
 	spec := &adminv1.ProviderSpec{
 		WireFormat: parseWire(f.Wire), KeySecret: f.KeySecret, Region: f.Region,
 		Models: modelsOf(splitList(f.Models)), Recovery: recoveryOf(f.Recovery, &local),

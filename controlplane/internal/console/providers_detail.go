@@ -8,7 +8,6 @@ import (
 
 	"connectrpc.com/connect"
 
-	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/web"
@@ -74,7 +73,7 @@ func (c providerPage) addMember(w http.ResponseWriter, r *http.Request, s *sessi
 	tenant, scope := recordScope(r, s)
 	f := memberFormFrom(r)
 	var local problemSet
-	preset := provider.ParsePreset(f.Preset)
+	preset := parsePreset(f.Preset)
 	if f.Preset != "" && preset == adminv1.Preset_PRESET_UNSPECIFIED {
 		local.add("preset", "unknown preset")
 	}
