@@ -68,7 +68,10 @@ func (a *app) commands() []*command {
 		{path: "provider show", args: []string{"RECORD"},
 			summary: "show a record, its members with inherited fields resolved, and each edge's last view", tenant: tenantOptional,
 			setup: plain((*call).providerShow),
-			notes: []string{"An edge's view shows a cooldown only while it runs."}},
+			notes: []string{"The line after the record's name, routing, says in one line how the edges route over the record: " +
+				"how calls spread over the members that can take them (weighted, or ordered: the lowest order first, weighted among equals), " +
+				"any allowed regions, members off, and recovery settings that differ from the defaults.",
+				"An edge's view shows a cooldown only while it runs."}},
 		{path: "provider list", summary: "list provider records (and managed records shared with the tenant)", tenant: tenantOptional,
 			setup: plain((*call).providerList)},
 		{path: "provider delete", args: []string{"RECORD"}, summary: "delete a record and its members", tenant: tenantOptional,

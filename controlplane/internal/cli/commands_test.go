@@ -438,6 +438,32 @@ func TestProviderShowMarksInheritedFields(t *testing.T) {
 	}
 }
 
+// provider show prints the routing summary right after the record's name,
+// and nothing when the server sends none.
+func TestProviderShowRoutingSummary(t *testing.T) {
+	t.Parallel()
+	f, url := startFake(t)
+	e := newEnv(t, url, "tok")
+	detail := &adminv1.ProviderDetail{
+		Record: &adminv1.ProviderRecord{Name: "oai", Tenant: "acme", Kind: adminv1.RecordKind_RECORD_KIND_PLAIN,
+			Spec: &adminv1.ProviderSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_OPENAI, Region: "eu-west"}},
+		Members: []*adminv1.MemberDetail{{Member: &adminv1.PoolMember{Name: "primary"},
+			Effective: &adminv1.EffectiveMember{Region: "eu-west", Weight: 1, Order: 1}}},
+		RoutingSummary: "One endpoint in eu-west; default recovery",
+	}
+	f.reply("GetProvider", func(proto.Message) (proto.Message, error) { return &adminv1.GetProviderResponse{Detail: detail}, nil })
+	r := e.must(t, "provider", "show", "oai", "--tenant", "acme")
+	lines := strings.Split(squash(r.stdout), "\n")
+	if len(lines) < 3 || lines[0] != "record oai" || lines[1] != "routing One endpoint in eu-west; default recovery" || lines[2] != "tenant acme" {
+		t.Errorf("provider show:\n%s", r.stdout)
+	}
+	detail.RoutingSummary = ""
+	r = e.must(t, "provider", "show", "oai", "--tenant", "acme")
+	if strings.Contains(r.stdout, "routing") {
+		t.Errorf("provider show without a summary:\n%s", r.stdout)
+	}
+}
+
 func TestUsageExportStreams(t *testing.T) {
 	t.Parallel()
 	f, url := startFake(t)

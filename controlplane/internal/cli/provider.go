@@ -411,7 +411,8 @@ func recoveryText(r *configv1.Recovery) string {
 	return strings.Join(parts, ", ")
 }
 
-// printDetail prints `weir provider show`: the record, its prices, then its
+// printDetail prints `weir provider show`: the record (its routing summary
+// right after its name, when the server gives one), its prices, then its
 // members with inherited fields resolved and each edge's view.
 func printDetail(w io.Writer, d *adminv1.ProviderDetail) error {
 	r := d.GetRecord()
@@ -422,6 +423,7 @@ func printDetail(w io.Writer, d *adminv1.ProviderDetail) error {
 	}
 	err := kv(w,
 		"record", r.GetName(),
+		"routing", d.GetRoutingSummary(),
 		"tenant", owner,
 		"kind", kindName(r.GetKind()),
 		"preset", words.Preset(r.GetPreset()),

@@ -22,14 +22,30 @@
 //   - warnings.go computes a record's warnings (Warnings): R-SEC-4
 //     shared_key_secret and shared_host, secret_host_mismatch (R-SEC-1),
 //     model_unpriced (R-MODEL-4), rules_refuse_all (R-ELIG-2).
+//   - changes.go lists the fields one state of a record changes from
+//     another (Changes), by proto reflection over the specs, each value as
+//     one line of text (changetext.go).
+//   - summary.go says in one line how the edges route over a record
+//     (RoutingSummary), from a ProviderDetail's resolved members.
 //
-// The RPC layer (service.go, handlers_*.go, db.go, rows.go) authorizes each
-// request with package auth, runs every change in one store.Tx — validate
-// the resulting record, write only what differs, one audit row, one outbox
-// row for the owner's snapshot (the cluster's for managed records) — and
-// maps errors with package apierr: InvalidArgument with a ValidationError
-// listing every problem, NotFound, AlreadyExists, FailedPrecondition,
-// Aborted for a stale expected_revision. A refused change writes nothing.
+// The RPC layer (service.go, handlers_*.go, db.go, rows.go, preview.go)
+// authorizes each request with package auth, runs every change in one
+// store.Tx — validate the resulting record, write only what differs, one
+// audit row, one outbox row for the owner's snapshot (the cluster's for
+// managed records) — and maps errors with package apierr: InvalidArgument
+// with a ValidationError listing every problem, NotFound, AlreadyExists,
+// FailedPrecondition, Aborted for a stale expected_revision. A refused
+// change writes nothing. Every change answers with the fields it changes
+// (Changes).
+//
+// A change with validate_only runs the very same steps and checks (one
+// code path, commit) and stops before the write: no row, audit entry,
+// outbox row or revision. Its validation problems come back in the answer
+// with OK instead of InvalidArgument; every other refusal stays an error.
+// Its record is the record as it would be stored (wouldBeStored: the
+// columns save would write, read back as loadRecord reads them), with the
+// current id, times and revision (none for a new record), so that the
+// revision can be sent as expected_revision with the real request.
 //
 // Decisions where the contract is silent or the sources differ:
 //   - Record revisions are the record's updated_at in microseconds, moved
@@ -49,4 +65,13 @@
 //     be off, and removing must not switch a record back on).
 //   - Auth lets a tenant name it holds no role on fail with NotFound (see
 //     package auth).
+//   - A validate_only request with problems still answers with the record
+//     as the request builds it, its warnings and its changes, so a preview
+//     shows what is wrong next to what would change; the checks that run
+//     only on a valid record (a record name already taken) run only once no
+//     problem is left, as for the real request.
+//   - Changes lists the stored preset too ("preset", "members[eu].preset"),
+//     and lists a whole member added or removed as one change whose value is
+//     the member's set fields; a plain record turning into a pool shows as
+//     its base_url and limits cleared and its members added.
 package provider

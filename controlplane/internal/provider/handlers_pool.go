@@ -52,7 +52,7 @@ func (s *Service) AddPoolMember(ctx context.Context, req *connect.Request[adminv
 		if before == nil {
 			check = func() error { return nameTaken(ctx, tx, sc, rec.Name) }
 		}
-		st, warnings, err := s.commit(ctx, tx, sc, before, rec, earlier, check)
+		o, err := s.commit(ctx, tx, sc, before, rec, earlier, check, m.GetValidateOnly())
 		if err != nil {
 			return err
 		}
@@ -62,12 +62,14 @@ func (s *Service) AddPoolMember(ctx context.Context, req *connect.Request[adminv
 		if out.RecordConverted {
 			details["record_member"] = recordMemberName(m.GetRecordMember())
 		}
-		if err := tx.Audit(ctx, "add", auditMembers(rec.Name), m.GetMember(), details); err != nil {
-			return err
+		if o.saved {
+			if err := tx.Audit(ctx, "add", auditMembers(rec.Name), m.GetMember(), details); err != nil {
+				return err
+			}
 		}
-		out.Record = recordProto(st, sc.tenant, nil)
-		out.Member = memberDetail(st, st.rec.member(m.GetMember()), nil)
-		out.Warnings = warnings
+		out.Record = recordProto(o.st, sc.tenant, nil)
+		out.Member = memberDetail(o.st, o.st.rec.member(m.GetMember()), nil)
+		out.Warnings, out.Problems, out.Changes = o.warnings, o.problems, o.changes
 		return nil
 	})
 	if err != nil {
@@ -180,31 +182,38 @@ func (s *Service) UpdatePoolMember(ctx context.Context, req *connect.Request[adm
 			return errMemberNotFound(m.GetRecord(), m.GetMember())
 		}
 		rec, earlier := updateMember(before.rec, m)
-		st, warnings, err := s.commit(ctx, tx, sc, before, rec, earlier, nil)
+		o, err := s.commit(ctx, tx, sc, before, rec, earlier, nil, m.GetValidateOnly())
 		if err != nil {
 			return err
 		}
-		action := "update"
-		if paths := m.GetUpdateMask().GetPaths(); len(paths) == 1 && paths[0] == "off" && m.GetPreset() == adminv1.Preset_PRESET_UNSPECIFIED {
-			action = "on"
-			if m.GetSpec().GetOff() {
-				action = "off"
+		if o.saved {
+			if err := tx.Audit(ctx, memberUpdateAction(m), auditMembers(rec.Name), m.GetMember(), map[string]any{
+				"paths": m.GetUpdateMask().GetPaths(), "preset": PresetName(m.GetPreset()),
+			}); err != nil {
+				return err
 			}
 		}
-		if err := tx.Audit(ctx, action, auditMembers(rec.Name), m.GetMember(), map[string]any{
-			"paths": m.GetUpdateMask().GetPaths(), "preset": PresetName(m.GetPreset()),
-		}); err != nil {
-			return err
-		}
-		out.Record = recordProto(st, sc.tenant, nil)
-		out.Member = memberDetail(st, st.rec.member(m.GetMember()), nil)
-		out.Warnings = warnings
+		out.Record = recordProto(o.st, sc.tenant, nil)
+		out.Member = memberDetail(o.st, o.st.rec.member(m.GetMember()), nil)
+		out.Warnings, out.Problems, out.Changes = o.warnings, o.problems, o.changes
 		return nil
 	})
 	if err != nil {
 		return nil, s.rpcError(ctx, adminv1connect.PoolServiceUpdatePoolMemberProcedure, err)
 	}
 	return connect.NewResponse(out), nil
+}
+
+// memberUpdateAction is the audit action of an UpdatePoolMemberRequest:
+// "off" or "on" when it only switches the member, else "update".
+func memberUpdateAction(m *adminv1.UpdatePoolMemberRequest) string {
+	if paths := m.GetUpdateMask().GetPaths(); len(paths) == 1 && paths[0] == "off" && m.GetPreset() == adminv1.Preset_PRESET_UNSPECIFIED {
+		if m.GetSpec().GetOff() {
+			return "off"
+		}
+		return "on"
+	}
+	return "update"
 }
 
 // updateMember applies an UpdatePoolMemberRequest to the member of a stored
@@ -257,17 +266,19 @@ func (s *Service) RemovePoolMember(ctx context.Context, req *connect.Request[adm
 		if err != nil {
 			return err
 		}
-		st, warnings, err := s.commit(ctx, tx, sc, before, rec, nil, nil)
+		o, err := s.commit(ctx, tx, sc, before, rec, nil, nil, m.GetValidateOnly())
 		if err != nil {
 			return err
 		}
 		out.RecordPlain = !rec.Pool
-		if err := tx.Audit(ctx, "remove", auditMembers(rec.Name), m.GetMember(), map[string]any{
-			"id": store.UUIDString(before.members[m.GetMember()].ID), "record_plain": out.RecordPlain,
-		}); err != nil {
-			return err
+		if o.saved {
+			if err := tx.Audit(ctx, "remove", auditMembers(rec.Name), m.GetMember(), map[string]any{
+				"id": store.UUIDString(before.members[m.GetMember()].ID), "record_plain": out.RecordPlain,
+			}); err != nil {
+				return err
+			}
 		}
-		out.Record, out.Warnings = recordProto(st, sc.tenant, nil), warnings
+		out.Record, out.Warnings, out.Problems, out.Changes = recordProto(o.st, sc.tenant, nil), o.warnings, o.problems, o.changes
 		return nil
 	})
 	if err != nil {

@@ -147,7 +147,7 @@ func (s *Service) UpdatePrices(ctx context.Context, req *connect.Request[adminv1
 		if err != nil {
 			return err
 		}
-		st, warnings, err := s.commit(ctx, tx, sc, before, rec, earlier, nil)
+		o, err := s.commit(ctx, tx, sc, before, rec, earlier, nil, false)
 		if err != nil {
 			return err
 		}
@@ -156,11 +156,11 @@ func (s *Service) UpdatePrices(ctx context.Context, req *connect.Request[adminv1
 			set = append(set, p.GetModel())
 		}
 		if err := tx.Audit(ctx, "set_prices", auditProviders, rec.Name, map[string]any{
-			"id": store.UUIDString(st.row.ID), "member": m.GetMember(), "set": set, "removed": m.GetRemoveModels(),
+			"id": store.UUIDString(o.st.row.ID), "member": m.GetMember(), "set": set, "removed": m.GetRemoveModels(),
 		}); err != nil {
 			return err
 		}
-		out.Record, out.Prices, out.Warnings = recordProto(st, sc.tenant, nil), PriceEntries(st.rec, ""), warnings
+		out.Record, out.Prices, out.Warnings = recordProto(o.st, sc.tenant, nil), PriceEntries(o.st.rec, ""), o.warnings
 		return nil
 	})
 	if err != nil {

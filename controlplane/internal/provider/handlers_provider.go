@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
@@ -20,43 +21,103 @@ const (
 
 func auditMembers(record string) string { return "providers/" + record + "/members" }
 
+// outcome is what commit makes of a change.
+type outcome struct {
+	// st is the record as stored after the change, or as it would be
+	// stored when the change was only validated (wouldBeStored; with
+	// problems, the record as the request builds it).
+	st *stored
+	// saved is true when the change was written; false for validate_only,
+	// which writes nothing, audits nothing and announces nothing.
+	saved    bool
+	warnings []*adminv1.Warning
+	// changes are the fields the change sets (Changes).
+	changes []*adminv1.Change
+	// problems are every rule a validate_only change breaks; a change to be
+	// saved fails with them instead.
+	problems []*adminv1.Problem
+}
+
 // commit finishes a change whose result is rec: it validates the whole
 // record against the owner's secrets (merging the problems found earlier
 // in the request, earlier), runs check (may be nil) once the record is
 // valid, writes it over before (nil: a new record), announces the change
 // for the owner's snapshot, and returns the record as stored with its
-// warnings. Nothing is written when any problem is found or check fails.
-func (s *Service) commit(ctx context.Context, tx *store.Tx, sc scope, before *stored, rec *Record, earlier error, check func() error) (*stored, []*adminv1.Warning, error) {
+// warnings and changes. Nothing is written when any problem is found or
+// check fails.
+//
+// With validateOnly every step up to the write runs as for a real change —
+// the very same checks, in the same order — and commit stops there: the
+// outcome describes the record as it would be stored, and the validation
+// problems are returned in it instead of as an error (check runs only when
+// there are none, as for a real change). Any other refusal is an error
+// either way.
+func (s *Service) commit(ctx context.Context, tx *store.Tx, sc scope, before *stored, rec *Record, earlier error, check func() error, validateOnly bool) (*outcome, error) {
 	env, err := envOf(ctx, tx.Q, sc.owner)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var ps problems
 	ps.merge(earlier)
 	ps.merge(Validate(rec, env))
-	if err := ps.err(); err != nil {
-		return nil, nil, err
-	}
-	if check != nil {
+	invalid := ps.err()
+	switch {
+	case invalid != nil && !validateOnly:
+		return nil, invalid
+	case invalid == nil && check != nil:
 		if err := check(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	canonical(rec)
+	if validateOnly {
+		return preview(sc.owner, before, rec, env, invalid)
+	}
 	if _, err := save(ctx, tx, sc.owner, before, rec); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := tx.Changed(ctx, sc.owner); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	st, found, err := loadRecord(ctx, tx.Q, sc.owner, rec.Name, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !found {
-		return nil, nil, errors.New("record vanished inside its own transaction")
+		return nil, errors.New("record vanished inside its own transaction")
 	}
-	return st, Warnings(st.rec, env), nil
+	return &outcome{st: st, saved: true, warnings: Warnings(st.rec, env), changes: Changes(recordOf(before), st.rec)}, nil
+}
+
+// preview is commit's outcome for a validate_only change that passed every
+// check but the validation problems in invalid (nil: none): the record as
+// it would be stored when it is valid, else as the request builds it (it
+// cannot be stored), with its warnings, changes and problems.
+func preview(owner pgtype.UUID, before *stored, rec *Record, env Env, invalid error) (*outcome, error) {
+	var st *stored
+	if invalid == nil {
+		var err error
+		if st, err = wouldBeStored(owner, before, rec); err != nil {
+			return nil, err
+		}
+	} else {
+		st = &stored{row: sqlc.ProviderRecord{TenantID: owner, Name: rec.Name}, rec: rec, members: map[string]sqlc.PoolMember{}}
+		if before != nil {
+			st.row, st.members = before.row, before.members
+		}
+		st.row.Preset = rec.preset
+	}
+	return &outcome{
+		st: st, warnings: Warnings(st.rec, env), changes: Changes(recordOf(before), st.rec), problems: problemProtos(invalid),
+	}, nil
+}
+
+// recordOf is the record of a stored one, nil for none.
+func recordOf(st *stored) *Record {
+	if st == nil {
+		return nil
+	}
+	return st.rec
 }
 
 // nameTaken reports AlreadyExists when the scope already has a record of
@@ -91,16 +152,18 @@ func (s *Service) CreateProvider(ctx context.Context, req *connect.Request[admin
 			return errInternalFlag
 		}
 		rec, earlier := buildCreate(m, sc.managed())
-		st, warnings, err := s.commit(ctx, tx, sc, nil, rec, earlier, func() error { return nameTaken(ctx, tx, sc, rec.Name) })
+		o, err := s.commit(ctx, tx, sc, nil, rec, earlier, func() error { return nameTaken(ctx, tx, sc, rec.Name) }, m.GetValidateOnly())
 		if err != nil {
 			return err
 		}
-		if err := tx.Audit(ctx, "create", auditProviders, rec.Name, map[string]any{
-			"id": store.UUIDString(st.row.ID), "preset": rec.preset, "pool": rec.Pool, "members": memberNames(st.rec),
-		}); err != nil {
-			return err
+		if o.saved {
+			if err := tx.Audit(ctx, "create", auditProviders, rec.Name, map[string]any{
+				"id": store.UUIDString(o.st.row.ID), "preset": rec.preset, "pool": rec.Pool, "members": memberNames(o.st.rec),
+			}); err != nil {
+				return err
+			}
 		}
-		out.Record, out.Warnings = recordProto(st, sc.tenant, nil), warnings
+		out.Record, out.Warnings, out.Problems, out.Changes = recordProto(o.st, sc.tenant, nil), o.warnings, o.problems, o.changes
 		return nil
 	})
 	if err != nil {
@@ -168,16 +231,18 @@ func (s *Service) UpdateProvider(ctx context.Context, req *connect.Request[admin
 		if rec.Spec.GetInternal() != before.rec.Spec.GetInternal() && !sc.principal.IsClusterAdmin() {
 			return errInternalFlag
 		}
-		st, warnings, err := s.commit(ctx, tx, sc, before, rec, earlier, nil)
+		o, err := s.commit(ctx, tx, sc, before, rec, earlier, nil, m.GetValidateOnly())
 		if err != nil {
 			return err
 		}
-		if err := tx.Audit(ctx, "update", auditProviders, rec.Name, map[string]any{
-			"id": store.UUIDString(st.row.ID), "paths": m.GetUpdateMask().GetPaths(), "preset": PresetName(m.GetPreset()),
-		}); err != nil {
-			return err
+		if o.saved {
+			if err := tx.Audit(ctx, "update", auditProviders, rec.Name, map[string]any{
+				"id": store.UUIDString(o.st.row.ID), "paths": m.GetUpdateMask().GetPaths(), "preset": PresetName(m.GetPreset()),
+			}); err != nil {
+				return err
+			}
 		}
-		out.Record, out.Warnings = recordProto(st, sc.tenant, nil), warnings
+		out.Record, out.Warnings, out.Problems, out.Changes = recordProto(o.st, sc.tenant, nil), o.warnings, o.problems, o.changes
 		return nil
 	})
 	if err != nil {
@@ -264,6 +329,7 @@ func (s *Service) getDetail(ctx context.Context, tenant, name string) (*adminv1.
 			Members:  memberDetails(st, views),
 			Warnings: Warnings(st.rec, env),
 		}
+		d.RoutingSummary = RoutingSummary(d)
 		if shared && !sc.principal.IsClusterAdmin() {
 			redactShared(d.Record, d.Members)
 			// Secret and host warnings would name the cluster's secrets and

@@ -197,12 +197,8 @@ func (s *Service) rpcError(ctx context.Context, procedure string, err error) err
 	if err == nil {
 		return nil
 	}
-	if ps := Problems(err); len(ps) > 0 {
-		out := make([]*adminv1.Problem, len(ps))
-		for i, p := range ps {
-			out[i] = &adminv1.Problem{Field: p.Field, Code: p.Code, Message: p.Message}
-		}
-		return apierr.Invalid(out...)
+	if ps := problemProtos(err); len(ps) > 0 {
+		return apierr.Invalid(ps...)
 	}
 	mapped := apierr.FromStore(err)
 	var ce *connect.Error
@@ -210,6 +206,16 @@ func (s *Service) rpcError(ctx context.Context, procedure string, err error) err
 		s.log.ErrorContext(ctx, "provider service: internal error", "procedure", procedure, "err", apierr.Cause(mapped))
 	}
 	return mapped
+}
+
+// problemProtos returns every *Problem err wraps as the API's Problem, in
+// order; nil when it wraps none.
+func problemProtos(err error) []*adminv1.Problem {
+	var out []*adminv1.Problem
+	for _, p := range Problems(err) {
+		out = append(out, &adminv1.Problem{Field: p.Field, Code: p.Code, Message: p.Message})
+	}
+	return out
 }
 
 // errAborted is the answer to an expected_revision that no longer matches.

@@ -201,23 +201,29 @@ func undeclaredApart(group []string, accounts map[string]string) []string {
 // matches none), it retains data where that is refused, or it lacks a
 // required tag.
 func refusedByRules(rules *configv1.DataRules, e *adminv1.EffectiveMember) bool {
-	if allowed := rules.GetAllowedRegions(); len(allowed) > 0 {
-		ok := false
-		for _, pat := range allowed {
-			if m, err := path.Match(pat, e.GetRegion()); err == nil && m && e.GetRegion() != "" {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return true
-		}
+	if allowed := rules.GetAllowedRegions(); len(allowed) > 0 && !regionMatches(e.GetRegion(), allowed) {
+		return true
 	}
 	if rules.GetNoRetainedData() && e.GetRetainsData() {
 		return true
 	}
 	for k, v := range rules.GetRequiredTags() {
 		if e.GetTags()[k] != v {
+			return true
+		}
+	}
+	return false
+}
+
+// regionMatches reports whether region matches any of the patterns, exact
+// names or globs such as "eu-*" (path.Match), as the edge matches data
+// rules and allowed regions (R-ELIG-2, R-ELIG-3): no region matches none.
+func regionMatches(region string, patterns []string) bool {
+	if region == "" {
+		return false
+	}
+	for _, pat := range patterns {
+		if m, err := path.Match(pat, region); err == nil && m {
 			return true
 		}
 	}
