@@ -30,29 +30,37 @@ func problemsOf(err error) (p web.Problems, status int) {
 	status = httpStatus(ce.Code())
 	if ce.Code() == connect.CodeInvalidArgument {
 		if list := validationProblems(ce); len(list) > 0 {
-			p.Fields = map[string]string{}
-			for _, vp := range list {
-				f, m := vp.GetField(), vp.GetMessage()
-				p.List = append(p.List, web.FieldProblem{Field: f, Message: m})
-				if f == "" {
-					continue
-				}
-				if old, ok := p.Fields[f]; ok {
-					p.Fields[f] = old + "; " + m
-				} else {
-					p.Fields[f] = m
-				}
-			}
-			if len(list) == 1 {
-				p.Message = "The request was refused: 1 problem."
-			} else {
-				p.Message = fmt.Sprintf("The request was refused: %d problems.", len(list))
-			}
-			return p, status
+			return problemList(list, "The request was refused"), status
 		}
 	}
 	p.Message = codeMessage(ce)
 	return p, status
+}
+
+// problemList is what a form shows of the API's validation problems (an
+// InvalidArgument error's, or those a validate_only answer lists), keyed by
+// field path; its message is lead and the number of problems ("The request
+// was refused: 2 problems.").
+func problemList(list []*adminv1.Problem, lead string) web.Problems {
+	p := web.Problems{Fields: map[string]string{}}
+	for _, vp := range list {
+		f, m := vp.GetField(), vp.GetMessage()
+		p.List = append(p.List, web.FieldProblem{Field: f, Message: m})
+		if f == "" {
+			continue
+		}
+		if old, ok := p.Fields[f]; ok {
+			p.Fields[f] = old + "; " + m
+		} else {
+			p.Fields[f] = m
+		}
+	}
+	if len(list) == 1 {
+		p.Message = lead + ": 1 problem."
+	} else {
+		p.Message = fmt.Sprintf("%s: %d problems.", lead, len(list))
+	}
+	return p
 }
 
 // validationProblems returns the problems of an InvalidArgument error's

@@ -161,12 +161,15 @@ func formOfSpec(sp *adminv1.PoolMemberSpec) web.MemberForm {
 
 // updateMember saves a member's edit form: the fields that differ from the
 // stored member, as an update mask, with the revision the form was read
-// at (a concurrent change is refused, not overwritten).
+// at (a concurrent change is refused, not overwritten). The API is asked
+// first with validate_only (preview.go): "Preview changes" shows what would
+// change; a save stops at the API's problems and at R-SEC-4 warnings naming
+// the member, with "Save anyway".
 func (c memberEditPage) updateMember(w http.ResponseWriter, r *http.Request, s *session) {
 	name, member := r.PathValue("name"), r.PathValue("member")
 	tenant, scope := recordScope(r, s)
 	f := memberFormFrom(r)
-	d, md, err := c.loadMember(r, s, tenant, name, member)
+	_, md, err := c.loadMember(r, s, tenant, name, member)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -177,50 +180,68 @@ func (c memberEditPage) updateMember(w http.ResponseWriter, r *http.Request, s *
 		stored = &adminv1.PoolMemberSpec{}
 	}
 	spec := memberSpecOf(f, stored, &local)
-	rev, err := strconv.ParseUint(f.Revision, 10, 64)
-	if err != nil {
-		rev = 0
-	}
 	if local.any() {
 		f.Problems = local.problems()
-		f.Prices = padPrices(f.Prices)
-		c.renderMember(w, r, s, http.StatusUnprocessableEntity, &f)
+		c.renderMemberForm(w, r, s, http.StatusUnprocessableEntity, f)
 		return
 	}
 	paths := changedPaths(stored, spec)
 	if len(paths) == 0 {
+		if asksPreview(r) {
+			f.Preview = &web.Preview{}
+			c.renderMemberForm(w, r, s, http.StatusOK, f)
+			return
+		}
 		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashInfo, Text: "Member " + member + ": nothing changed."})
 		return
 	}
-	if r.PostFormValue("confirm") == "" {
-		if ws := previewMember(d, member, adminv1.Preset_PRESET_UNSPECIFIED, spec, true, ""); len(ws) > 0 {
-			f.Warnings = ws
-			f.Prices = padPrices(f.Prices)
-			c.renderMember(w, r, s, http.StatusOK, &f)
-			return
-		}
-	}
-	resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(&adminv1.UpdatePoolMemberRequest{
+	req := &adminv1.UpdatePoolMemberRequest{
 		Tenant: tenant, Record: name, Member: member, Spec: spec,
-		UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: rev,
-	}))
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
-			c.fail(w, r, s, err)
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: parseRevision(f.Revision),
+	}
+	if asksPreview(r) || !confirmed(r) {
+		req.ValidateOnly = true
+		resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(req))
+		if err != nil {
+			c.memberRefused(w, r, s, f, err)
 			return
 		}
-		p, status := problemsOf(err)
-		if connect.CodeOf(err) == connect.CodeAborted {
-			p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
+		if rv := reviewOf(resp.Msg, asksPreview(r), sec4Naming(member)); rv.stop() {
+			f.Problems, f.Warnings, f.Preview = memberProblems(rv.problems, f), rv.warnings, rv.preview
+			c.renderMemberForm(w, r, s, rv.status(), f)
+			return
 		}
-		f.Problems = memberProblems(p, f)
-		f.Prices = padPrices(f.Prices)
-		c.renderMember(w, r, s, status, &f)
+		req.ValidateOnly = false
+	}
+	resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(req))
+	if err != nil {
+		c.memberRefused(w, r, s, f, err)
 		return
 	}
 	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: "Member " + member + " saved (" + strings.Join(paths, ", ") + ")."}},
 		warningFlashes(resp.Msg.GetWarnings())...)
 	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
+
+// memberRefused shows a member's edit form again with the API's refusal.
+func (c memberEditPage) memberRefused(w http.ResponseWriter, r *http.Request, s *session, f web.MemberForm, err error) {
+	if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
+		c.fail(w, r, s, err)
+		return
+	}
+	p, status := problemsOf(err)
+	if connect.CodeOf(err) == connect.CodeAborted {
+		p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
+	}
+	f.Problems = memberProblems(p, f)
+	c.renderMemberForm(w, r, s, status, f)
+}
+
+// renderMemberForm shows a member's edit form again as submitted (values
+// kept; its price rows padded with blank ones).
+func (c memberEditPage) renderMemberForm(w http.ResponseWriter, r *http.Request, s *session, status int, f web.MemberForm) {
+	f.Prices = padPrices(f.Prices)
+	c.renderMember(w, r, s, status, &f)
 }
 
 // changedPaths are the update mask paths of the form's fields whose value

@@ -152,8 +152,10 @@ func parsePreset(s string) adminv1.Preset {
 }
 
 // createProvider creates a record (plain) or a pool with its members. The
-// R-SEC-4 warnings the new record would have are shown first, with "Save
-// anyway"; the API's warnings after saving come as flashes.
+// API is asked first with validate_only (preview.go): its problems, or the
+// R-SEC-4 warnings the new record would have, with "Save anyway", are
+// shown before anything is saved; the API's warnings after saving come as
+// flashes.
 func (c providersPage) createProvider(w http.ResponseWriter, r *http.Request, s *session) {
 	f, tenant, scope := createFormOf(r, s)
 	req, local := createRequestOf(&f, tenant)
@@ -170,22 +172,27 @@ func (c providersPage) createProvider(w http.ResponseWriter, r *http.Request, s 
 		c.renderProviders(w, r, s, http.StatusUnprocessableEntity, f)
 		return
 	}
-	if r.PostFormValue("confirm") == "" {
-		if ws := previewCreate(req, scope == web.ScopeManaged); len(ws) > 0 {
-			f.Warnings = ws
-			c.renderProviders(w, r, s, http.StatusOK, f)
+	if !confirmed(r) {
+		req.ValidateOnly = true
+		resp, err := s.api.Providers.CreateProvider(r.Context(), connect.NewRequest(req))
+		if err != nil {
+			c.createRefused(w, r, s, f, err)
 			return
 		}
+		var names []string
+		for _, m := range req.GetMembers() {
+			names = append(names, m.GetName())
+		}
+		if rv := reviewOf(resp.Msg, false, sec4Naming(names...)); rv.stop() {
+			f.Problems, f.Warnings = foldProblems(rv.problems, createInputs(len(f.Members))), rv.warnings
+			c.renderProviders(w, r, s, rv.status(), f)
+			return
+		}
+		req.ValidateOnly = false
 	}
 	resp, err := s.api.Providers.CreateProvider(r.Context(), connect.NewRequest(req))
 	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, status := problemsOf(err)
-		f.Problems = foldProblems(p, createInputs(len(f.Members)))
-		c.renderProviders(w, r, s, status, f)
+		c.createRefused(w, r, s, f, err)
 		return
 	}
 	kind := "Provider"
@@ -194,6 +201,17 @@ func (c providersPage) createProvider(w http.ResponseWriter, r *http.Request, s 
 	}
 	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: kind + " " + f.Name + " created."}}, warningFlashes(resp.Msg.GetWarnings())...)
 	c.redirect(w, r, web.ProviderHref(f.Name, scope), flashes...)
+}
+
+// createRefused shows the create form again with the API's refusal.
+func (c providersPage) createRefused(w http.ResponseWriter, r *http.Request, s *session, f web.ProviderForm, err error) {
+	if connect.CodeOf(err) == connect.CodeUnauthenticated {
+		c.fail(w, r, s, err)
+		return
+	}
+	p, status := problemsOf(err)
+	f.Problems = foldProblems(p, createInputs(len(f.Members)))
+	c.renderProviders(w, r, s, status, f)
 }
 
 // createFormOf reads the create form posted in r: the form as it is
@@ -425,9 +443,13 @@ func yesNo(b bool) string {
 func webWarnings(ws []*adminv1.Warning) []web.Warning {
 	var out []web.Warning
 	for _, w := range ws {
-		out = append(out, web.Warning{Code: w.GetCode(), Message: w.GetMessage(), Members: w.GetMembers()})
+		out = append(out, webWarning(w))
 	}
 	return out
+}
+
+func webWarning(w *adminv1.Warning) web.Warning {
+	return web.Warning{Code: w.GetCode(), Message: w.GetMessage(), Members: w.GetMembers()}
 }
 
 // warningFlashes shows the warnings an accepted change returned.

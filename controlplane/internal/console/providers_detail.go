@@ -41,6 +41,7 @@ func (c providerPage) renderProvider(w http.ResponseWriter, r *http.Request, s *
 		Preset: words.Preset(rec.GetPreset()), Wire: words.WireFormat(rec.GetSpec().GetWireFormat()),
 		ReadOnly: (rec.GetManaged() && scope == "") || !canChange(s, tenant), Revision: rec.GetRevision(),
 		Settings: recordSettings(rec, s.cluster), Warnings: webWarnings(d.GetWarnings()),
+		RoutingSummary: d.GetRoutingSummary(),
 	}
 	for _, md := range d.GetMembers() {
 		v.Members = append(v.Members, memberRow(md, rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL))
@@ -66,8 +67,10 @@ func (c providerPage) renderProvider(w http.ResponseWriter, r *http.Request, s *
 }
 
 // addMember adds a member to a record (a plain record becomes a pool). The
-// R-SEC-4 warnings the change would raise are shown first, with "Save
-// anyway"; the API's warnings after saving come as flashes.
+// API is asked first with validate_only (preview.go): "Preview changes"
+// shows what would change; an add stops at the API's problems and at
+// R-SEC-4 warnings naming the new member, with "Save anyway". The API's
+// warnings after saving come as flashes.
 func (c providerPage) addMember(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
 	tenant, scope := recordScope(r, s)
@@ -80,34 +83,27 @@ func (c providerPage) addMember(w http.ResponseWriter, r *http.Request, s *sessi
 	spec := memberSpecOf(f, nil, &local)
 	if local.any() {
 		f.Problems = local.problems()
-		f.Prices = padPrices(f.Prices)
-		c.renderProvider(w, r, s, http.StatusUnprocessableEntity, &f)
+		c.renderAdd(w, r, s, http.StatusUnprocessableEntity, f)
 		return
 	}
 	req := &adminv1.AddPoolMemberRequest{Tenant: tenant, Record: name, Member: f.Member, Preset: preset, Spec: spec, RecordMember: f.RecordMember}
-	if r.PostFormValue("confirm") == "" {
-		ws, err := previewAdd(r, s, tenant, req)
-		if err != nil && connect.CodeOf(err) != connect.CodeNotFound {
-			c.fail(w, r, s, err)
+	if asksPreview(r) || !confirmed(r) {
+		req.ValidateOnly = true
+		resp, err := s.api.Pools.AddPoolMember(r.Context(), connect.NewRequest(req))
+		if err != nil {
+			c.addRefused(w, r, s, f, err)
 			return
 		}
-		if len(ws) > 0 {
-			f.Warnings = ws
-			f.Prices = padPrices(f.Prices)
-			c.renderProvider(w, r, s, http.StatusOK, &f)
+		if rv := reviewOf(resp.Msg, asksPreview(r), sec4Naming(f.Member)); rv.stop() {
+			f.Problems, f.Warnings, f.Preview = memberProblems(rv.problems, f), rv.warnings, rv.preview
+			c.renderAdd(w, r, s, rv.status(), f)
 			return
 		}
+		req.ValidateOnly = false
 	}
 	resp, err := s.api.Pools.AddPoolMember(r.Context(), connect.NewRequest(req))
 	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, status := problemsOf(err)
-		f.Problems = memberProblems(p, f)
-		f.Prices = padPrices(f.Prices)
-		c.renderProvider(w, r, s, status, &f)
+		c.addRefused(w, r, s, f, err)
 		return
 	}
 	text := "Member " + f.Member + " added to " + name + "."
@@ -116,6 +112,25 @@ func (c providerPage) addMember(w http.ResponseWriter, r *http.Request, s *sessi
 	}
 	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: text}}, warningFlashes(resp.Msg.GetWarnings())...)
 	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
+
+// renderAdd shows a record's page again with the add form as submitted
+// (values kept; its price rows padded with blank ones).
+func (c providerPage) renderAdd(w http.ResponseWriter, r *http.Request, s *session, status int, f web.MemberForm) {
+	f.Prices = padPrices(f.Prices)
+	c.renderProvider(w, r, s, status, &f)
+}
+
+// addRefused shows a record's page again with the add form and the API's
+// refusal.
+func (c providerPage) addRefused(w http.ResponseWriter, r *http.Request, s *session, f web.MemberForm, err error) {
+	if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
+		c.fail(w, r, s, err)
+		return
+	}
+	p, status := problemsOf(err)
+	f.Problems = memberProblems(p, f)
+	c.renderAdd(w, r, s, status, f)
 }
 
 // deleteRecord deletes a record and its members (the page asks first), at
