@@ -16,7 +16,7 @@ type ProviderDetailView struct {
 	// (the admin API's ProviderDetail.routing_summary); the page opens
 	// with it.
 	RoutingSummary string
-	Settings []Setting
+	Settings       []Setting
 	// Warnings are the record's current warnings.
 	Warnings []Warning
 	Members  []MemberRow
