@@ -12,7 +12,11 @@ type ProviderDetailView struct {
 	// admins who may not change records.
 	ReadOnly bool
 	Revision uint64
-	Settings []Setting
+	// RoutingSummary says in one line how the edges route over the record
+	// (the admin API's ProviderDetail.routing_summary); the page opens
+	// with it.
+	RoutingSummary string
+	Settings       []Setting
 	// Warnings are the record's current warnings.
 	Warnings []Warning
 	Members  []MemberRow
@@ -82,6 +86,8 @@ type MemberForm struct {
 	Problems Problems
 	// Warnings are R-SEC-4 warnings found before saving.
 	Warnings []Warning
+	// Preview, when not nil, is what saving the form would change.
+	Preview *Preview
 }
 
 // MemberEditView is the page of one member's edit form.
@@ -95,6 +101,13 @@ func (f MemberForm) submitID() string {
 		return "member-edit-submit"
 	}
 	return "member-add-submit"
+}
+
+func (f MemberForm) previewID() string {
+	if f.Edit {
+		return "member-edit-preview"
+	}
+	return "member-add-preview"
 }
 
 func (f MemberForm) formID() string {

@@ -77,6 +77,8 @@ type RecordForm struct {
 	Problems Problems
 	// Warnings are R-SEC-4 warnings found before saving.
 	Warnings []Warning
+	// Preview, when not nil, is what saving the form would change.
+	Preview *Preview
 }
 
 // RecoveryForm is a record's failover settings as typed

@@ -17,6 +17,11 @@ import (
 	"weir.dev/web"
 )
 
+// sessionPages are the handlers that start, end and steer a session: the
+// login form and sign-in (before there is a session), sign-out and the
+// tenant switcher.
+type sessionPages struct{ *base }
+
 // pageFunc is a page handler: it runs only for a signed-in admin whose
 // token the API still accepts, and (for POST) after the CSRF and origin
 // checks passed.
@@ -28,7 +33,7 @@ const apiTimeout = 10 * time.Second
 // authed wraps a page handler: it opens the session cookie, checks the
 // token with WhoAmI (a revoked or expired token ends the session at once),
 // checks CSRF and origin on POST, picks the tenant and reads the flashes.
-func (c *Console) authed(h pageFunc) http.Handler {
+func (c *base) authed(h pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ck, err := r.Cookie(sessionCookie)
 		if err != nil {
@@ -169,7 +174,7 @@ func pickTenant(r *http.Request, tenants []string) string {
 // sameOrigin reports whether a POST came from the console's own pages:
 // Sec-Fetch-Site, when sent, must be same-origin (or none: typed by the
 // user), and Origin, when sent, must name this host.
-func (c *Console) sameOrigin(r *http.Request) bool {
+func (c *base) sameOrigin(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
 	default:
@@ -191,9 +196,9 @@ func (c *Console) sameOrigin(r *http.Request) bool {
 
 // toLogin redirects to the login page, coming back to this page (GET) or
 // to the console's home afterwards.
-func (c *Console) toLogin(w http.ResponseWriter, r *http.Request) { c.toLoginWith(w, r) }
+func (c *base) toLogin(w http.ResponseWriter, r *http.Request) { c.toLoginWith(w, r) }
 
-func (c *Console) toLoginWith(w http.ResponseWriter, r *http.Request, flashes ...web.Flash) {
+func (c *base) toLoginWith(w http.ResponseWriter, r *http.Request, flashes ...web.Flash) {
 	target := "/console/login"
 	if r.Method == http.MethodGet {
 		if next := safeNext(r.URL.RequestURI()); next != "/console/" {
@@ -203,9 +208,9 @@ func (c *Console) toLoginWith(w http.ResponseWriter, r *http.Request, flashes ..
 	c.redirect(w, r, target, flashes...)
 }
 
-// loginPage shows the login form. It sets the pre-session cookie the form's
+// loginForm shows the login form. It sets the pre-session cookie the form's
 // CSRF token is bound to.
-func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
+func (c sessionPages) loginForm(w http.ResponseWriter, r *http.Request) {
 	var flashes []web.Flash
 	if fc, err := r.Cookie(flashCookie); err == nil {
 		flashes = c.keys.openFlashes(fc.Value)
@@ -214,7 +219,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	c.renderLogin(w, r, http.StatusOK, safeNext(r.URL.Query().Get("next")), "", flashes)
 }
 
-func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, next, problem string, flashes []web.Flash) {
+func (c sessionPages) renderLogin(w http.ResponseWriter, r *http.Request, status int, next, problem string, flashes []web.Flash) {
 	pre := ""
 	if ck, err := r.Cookie(loginCookie); err == nil && len(ck.Value) >= 32 {
 		pre = ck.Value
@@ -230,7 +235,7 @@ func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int
 
 // login checks the pasted token with WhoAmI and starts a session. The
 // token is never echoed back, logged or put in a URL.
-func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+func (c sessionPages) login(w http.ResponseWriter, r *http.Request) {
 	if !c.sameOrigin(r) {
 		c.bareError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 		return
@@ -292,7 +297,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 // logout ends the session on the server (Sessions.End: a copy of the cookie
 // is refused from then on) and clears its cookies. The token itself stays
 // valid: it may be in use elsewhere, e.g. by the CLI.
-func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
+func (c sessionPages) logout(w http.ResponseWriter, r *http.Request, s *session) {
 	if err := c.d.Sessions.End(r.Context(), s.id); err != nil {
 		c.d.Log.Error("console: end session", "err", err)
 		c.bareError(w, r, http.StatusServiceUnavailable, "The session could not be ended. Try again in a moment.")
@@ -305,7 +310,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
 
 // switchTenant remembers the tenant picked with the switcher and goes back
 // to the page it was picked on.
-func (c *Console) switchTenant(w http.ResponseWriter, r *http.Request, s *session) {
+func (c sessionPages) switchTenant(w http.ResponseWriter, r *http.Request, s *session) {
 	t := r.PostFormValue("tenant")
 	next := safeNext(r.PostFormValue("next"))
 	if !slices.Contains(s.tenants, t) {

@@ -14,6 +14,10 @@ import (
 	"weir.dev/web"
 )
 
+// budgetsPage is the tenant's budgets page (/console/budgets): the list
+// with spend, the set form and deletion.
+type budgetsPage struct{ *base }
+
 // budgetPeriods are the form's period choices, in order.
 var budgetPeriods = []struct {
 	value  string
@@ -33,9 +37,9 @@ func periodName(p configv1.BudgetPeriod) string {
 	return "unknown"
 }
 
-// budgetsPage lists the tenant's budgets with spend against limit, with
+// show lists the tenant's budgets with spend against limit, with
 // the set form for tenant admins and cost owners.
-func (c *Console) budgetsPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c budgetsPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Budgets", "budgets") {
 		return
 	}
@@ -45,7 +49,7 @@ func (c *Console) budgetsPage(w http.ResponseWriter, r *http.Request, s *session
 // setBudget sets a budget. The limit is read as decimal dollars and
 // converted exactly; a malformed amount is a problem of limit_nanos, shown
 // without calling the API.
-func (c *Console) setBudget(w http.ResponseWriter, r *http.Request, s *session) {
+func (c budgetsPage) setBudget(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Budgets", "budgets") {
 		return
 	}
@@ -85,7 +89,7 @@ func (c *Console) setBudget(w http.ResponseWriter, r *http.Request, s *session) 
 }
 
 // deleteBudget deletes the named budget.
-func (c *Console) deleteBudget(w http.ResponseWriter, r *http.Request, s *session) {
+func (c budgetsPage) deleteBudget(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
 	back := acctURL("/console/budgets", s.tenant, nil)
 	_, err := s.api.Budgets.DeleteBudget(r.Context(), connect.NewRequest(&adminv1.DeleteBudgetRequest{Tenant: s.tenant, Name: name}))
@@ -100,7 +104,7 @@ func (c *Console) deleteBudget(w http.ResponseWriter, r *http.Request, s *sessio
 	c.redirect(w, r, back, web.Flash{Kind: web.FlashOK, Text: "Budget " + name + " deleted."})
 }
 
-func (c *Console) renderBudgets(w http.ResponseWriter, r *http.Request, s *session, status int, v web.BudgetsView) {
+func (c budgetsPage) renderBudgets(w http.ResponseWriter, r *http.Request, s *session, status int, v web.BudgetsView) {
 	var list []*adminv1.Budget
 	tok := ""
 	for {

@@ -17,6 +17,10 @@ import (
 	"weir.dev/web"
 )
 
+// callsPage is the tenant's calls (/console/calls) and one call's drawer
+// (/console/calls/{id}).
+type callsPage struct{ *base }
+
 // callsPageSize is the number of calls per page.
 const callsPageSize = 50
 
@@ -40,9 +44,9 @@ var callSinceChoices = []struct {
 // order.
 var callFilterParams = []string{"model", "outcome", "record", "member", "key", "error_code", "since", "from", "to"}
 
-// callsPage lists the tenant's calls newest first, filtered by the GET
+// show lists the tenant's calls newest first, filtered by the GET
 // form (every filter ListCalls has), a page at a time.
-func (c *Console) callsPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c callsPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Calls", "calls") {
 		return
 	}
@@ -185,9 +189,9 @@ func callRows(calls []*adminv1.Call, tenant, back string) []web.CallRow {
 	return rows
 }
 
-// callPage is a call's drawer: served-by, every attempt, the cache report.
+// call is a call's drawer: served-by, every attempt, the cache report.
 // A call of another tenant is NotFound, like a call that does not exist.
-func (c *Console) callPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c callsPage) call(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Call", "calls") {
 		return
 	}

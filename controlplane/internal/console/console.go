@@ -18,8 +18,8 @@
 // or style) and the other security headers.
 //
 // Writing a page: see routes.go for the table of routes and tenants.go for
-// a complete example (a list, a form, inline validation problems, a
-// redirect with a flash).
+// a complete example (a page type embedding base; a list, a form, inline
+// validation problems, a redirect with a flash).
 //
 // Hazard: the admin token passes through here. It is never logged, never
 // put in a URL, never rendered back into a page, and leaves the process only
@@ -72,11 +72,14 @@ type Deps struct {
 	Log *slog.Logger
 }
 
-// Console is the console's handler set.
-type Console struct {
-	d      Deps
-	keys   *keys
-	static *staticFiles
+// base is what every page shares: the dependencies, the cookie keys, and
+// the helpers that check the session (authed), render a page or an error,
+// read a form and redirect with flashes. Each page is a type of its own
+// that embeds the one *base (tenantsPage, providersPage, keysPage, ...: see
+// routes.go); its handlers name their receiver c, as the base's helpers do.
+type base struct {
+	d    Deps
+	keys *keys
 }
 
 // New returns the console's handler; it serves paths under /console/.
@@ -111,9 +114,8 @@ func New(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{d: d, keys: k, static: st}
 	mux := http.NewServeMux()
-	c.routes(mux)
+	routes(mux, &base{d: d, keys: k}, st)
 	return securityHeaders(withPeer(limitForms(mux))), nil
 }
 
@@ -133,7 +135,7 @@ func limitForms(next http.Handler) http.Handler {
 
 // readForm parses a POST's form; when it cannot (too large: 413; malformed:
 // 400) it answers and returns false.
-func (c *Console) readForm(w http.ResponseWriter, r *http.Request) bool {
+func (c *base) readForm(w http.ResponseWriter, r *http.Request) bool {
 	err := r.ParseForm()
 	if err == nil {
 		return true
@@ -146,7 +148,7 @@ func (c *Console) readForm(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-func (c *Console) now() time.Time { return c.d.Now() }
+func (c *base) now() time.Time { return c.d.Now() }
 
 // contentSecurityPolicy allows nothing but the console's own files: no
 // inline script, no inline style, no framing.
@@ -210,13 +212,13 @@ func (s *session) flash(kind, text string) {
 }
 
 // page renders body inside the layout with status.
-func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, status int, title, nav string, body templ.Component) {
+func (c *base) page(w http.ResponseWriter, r *http.Request, s *session, status int, title, nav string, body templ.Component) {
 	c.render(w, r, status, web.Layout(s.meta(title, nav), body))
 }
 
 // render writes a complete component as an HTML response. It renders into
 // a buffer first, so that a failing component yields a clean 500.
-func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, comp templ.Component) {
+func (c *base) render(w http.ResponseWriter, r *http.Request, status int, comp templ.Component) {
 	var buf bytes.Buffer
 	if err := comp.Render(r.Context(), &buf); err != nil {
 		c.d.Log.Error("console: render", "path", r.URL.Path, "err", err)
@@ -230,7 +232,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, com
 
 // redirect answers a POST with 303 See Other to path (a console path),
 // carrying flashes to the next page.
-func (c *Console) redirect(w http.ResponseWriter, r *http.Request, path string, flashes ...web.Flash) {
+func (c *base) redirect(w http.ResponseWriter, r *http.Request, path string, flashes ...web.Flash) {
 	if len(flashes) > 0 {
 		http.SetCookie(w, c.cookie(r, flashCookie, c.keys.signFlashes(flashes), time.Minute))
 	}
@@ -238,7 +240,7 @@ func (c *Console) redirect(w http.ResponseWriter, r *http.Request, path string, 
 }
 
 // bareError renders an error page without the layout (no session).
-func (c *Console) bareError(w http.ResponseWriter, r *http.Request, status int, message string) {
+func (c *base) bareError(w http.ResponseWriter, r *http.Request, status int, message string) {
 	c.render(w, r, status, web.BareLayout(http.StatusText(status), nil, web.ErrorBody(status, message)))
 }
 

@@ -30,29 +30,37 @@ func problemsOf(err error) (p web.Problems, status int) {
 	status = httpStatus(ce.Code())
 	if ce.Code() == connect.CodeInvalidArgument {
 		if list := validationProblems(ce); len(list) > 0 {
-			p.Fields = map[string]string{}
-			for _, vp := range list {
-				f, m := vp.GetField(), vp.GetMessage()
-				p.List = append(p.List, web.FieldProblem{Field: f, Message: m})
-				if f == "" {
-					continue
-				}
-				if old, ok := p.Fields[f]; ok {
-					p.Fields[f] = old + "; " + m
-				} else {
-					p.Fields[f] = m
-				}
-			}
-			if len(list) == 1 {
-				p.Message = "The request was refused: 1 problem."
-			} else {
-				p.Message = fmt.Sprintf("The request was refused: %d problems.", len(list))
-			}
-			return p, status
+			return problemList(list, "The request was refused"), status
 		}
 	}
 	p.Message = codeMessage(ce)
 	return p, status
+}
+
+// problemList is what a form shows of the API's validation problems (an
+// InvalidArgument error's, or those a validate_only answer lists), keyed by
+// field path; its message is lead and the number of problems ("The request
+// was refused: 2 problems.").
+func problemList(list []*adminv1.Problem, lead string) web.Problems {
+	p := web.Problems{Fields: map[string]string{}}
+	for _, vp := range list {
+		f, m := vp.GetField(), vp.GetMessage()
+		p.List = append(p.List, web.FieldProblem{Field: f, Message: m})
+		if f == "" {
+			continue
+		}
+		if old, ok := p.Fields[f]; ok {
+			p.Fields[f] = old + "; " + m
+		} else {
+			p.Fields[f] = m
+		}
+	}
+	if len(list) == 1 {
+		p.Message = lead + ": 1 problem."
+	} else {
+		p.Message = fmt.Sprintf("%s: %d problems.", lead, len(list))
+	}
+	return p
 }
 
 // validationProblems returns the problems of an InvalidArgument error's
@@ -117,7 +125,7 @@ func httpStatus(code connect.Code) int {
 // fail renders an error page for an API error of a page that cannot show
 // it inline (a failed list, a detail that is not found). An Unauthenticated
 // error (the token was revoked mid-request) ends the session.
-func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
+func (c *base) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
 	if connect.CodeOf(err) == connect.CodeUnauthenticated {
 		c.clearCookie(w, r, sessionCookie)
 		c.toLoginWith(w, r, web.Flash{Kind: web.FlashInfo, Text: "Your session has ended; sign in again."})

@@ -19,6 +19,10 @@ import (
 	"weir.dev/web"
 )
 
+// healthPage is the pool health page, the console's home (/console/): the
+// grid, its live stream and the member reset.
+type healthPage struct{ *base }
+
 // The health stream's timing: the API is polled every healthPoll; a
 // comment goes out when nothing was sent for healthKeepAlive (so proxies
 // keep the connection); a stream ends after healthMaxLife (EventSource
@@ -33,12 +37,12 @@ const (
 	healthSlowEvery = 5 * time.Second
 )
 
-// healthPage is the pool health page (the console's home): the current
+// show is the pool health page (the console's home): the current
 // tenant's records (and, for cluster admins, the managed ones), each a
 // grid of members × edges from the edges' views (R-OBS-1), the doctor's
 // findings above, live over /console/health/events.
-func (c *Console) healthPage(w http.ResponseWriter, r *http.Request, s *session) {
-	src := newHealthSource(c, s)
+func (c healthPage) show(w http.ResponseWriter, r *http.Request, s *session) {
+	src := newHealthSource(c.base, s)
 	v, err := src.load(r.Context())
 	if err != nil {
 		c.fail(w, r, s, err)
@@ -48,13 +52,13 @@ func (c *Console) healthPage(w http.ResponseWriter, r *http.Request, s *session)
 	c.page(w, r, s, http.StatusOK, "Pool health", "health", web.HealthPage(v))
 }
 
-// healthEvents streams the health grid as server-sent events: one "message"
+// events streams the health grid as server-sent events: one "message"
 // event, whose data is the rendered web.HealthGrid, first and then whenever
 // what it shows changes (countdowns and ages tick in the browser), polling
 // the API every healthPoll, with a keep-alive comment when idle. It stops
 // when the client goes away, when the session's token is refused, or after
 // healthMaxLife.
-func (c *Console) healthEvents(w http.ResponseWriter, r *http.Request, s *session) {
+func (c healthPage) events(w http.ResponseWriter, r *http.Request, s *session) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -70,7 +74,7 @@ func (c *Console) healthEvents(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	ctx := r.Context()
-	src := newHealthSource(c, s)
+	src := newHealthSource(c.base, s)
 	end := time.NewTimer(healthMaxLife)
 	defer end.Stop()
 	tick := time.NewTicker(healthPoll)
@@ -158,7 +162,7 @@ func sseData(frag []byte) []byte {
 
 // resetMember resets a member on every edge (R-OBS-4) and comes back to
 // the health page with a flash.
-func (c *Console) resetMember(w http.ResponseWriter, r *http.Request, s *session) {
+func (c healthPage) resetMember(w http.ResponseWriter, r *http.Request, s *session) {
 	record, member := r.PostFormValue("record"), r.PostFormValue("member")
 	tenant := s.tenant
 	if r.PostFormValue("scope") == web.ScopeManaged {
@@ -192,7 +196,7 @@ type healthScope struct {
 // healthSlowEvery (they change rarely and cost more); views and edges on
 // every load.
 type healthSource struct {
-	c      *Console
+	c      *base
 	s      *session
 	scopes []healthScope
 
@@ -210,7 +214,7 @@ type healthRecord struct {
 	off     map[string]bool
 }
 
-func newHealthSource(c *Console, s *session) *healthSource {
+func newHealthSource(c *base, s *session) *healthSource {
 	src := &healthSource{c: c, s: s}
 	if s.tenant != "" {
 		src.scopes = append(src.scopes, healthScope{tenant: s.tenant})

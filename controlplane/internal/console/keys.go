@@ -11,9 +11,13 @@ import (
 	"weir.dev/web"
 )
 
-// keysPage lists the tenant's API keys (revoked ones too), with the create
+// keysPage is the tenant's API keys page (/console/keys): the list, the
+// create form and revocation.
+type keysPage struct{ *base }
+
+// show lists the tenant's API keys (revoked ones too), with the create
 // form for tenant admins.
-func (c *Console) keysPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c keysPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Keys", "keys") {
 		return
 	}
@@ -24,7 +28,7 @@ func (c *Console) keysPage(w http.ResponseWriter, r *http.Request, s *session) {
 // plaintext in it: it is never put in a cookie, a flash or a URL, so that a
 // reload or the next page cannot show it again (every response is
 // Cache-Control: no-store).
-func (c *Console) createKey(w http.ResponseWriter, r *http.Request, s *session) {
+func (c keysPage) createKey(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Keys", "keys") {
 		return
 	}
@@ -63,7 +67,7 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, s *session) 
 }
 
 // revokeKey revokes the named key and goes back to the list.
-func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, s *session) {
+func (c keysPage) revokeKey(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
 	back := acctURL("/console/keys", s.tenant, nil)
 	_, err := s.api.Keys.RevokeApiKey(r.Context(), connect.NewRequest(&adminv1.RevokeApiKeyRequest{Tenant: s.tenant, Name: name}))
@@ -78,7 +82,7 @@ func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, s *session) 
 	c.redirect(w, r, back, web.Flash{Kind: web.FlashOK, Text: "Key " + name + " revoked."})
 }
 
-func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, s *session, status int, v web.KeysView) {
+func (c keysPage) renderKeys(w http.ResponseWriter, r *http.Request, s *session, status int, v web.KeysView) {
 	keys, err := listKeys(r, s, true)
 	if err != nil {
 		c.fail(w, r, s, err)

@@ -16,7 +16,7 @@ import (
 // the form on the tenants page. The API authorizes (tenant admins, and
 // only cluster admins above the cluster default) and checks the ranges;
 // a refusal shows the tenants page again with the problems in the form.
-func (c *Console) setTenantLimits(w http.ResponseWriter, r *http.Request, s *session) {
+func (c tenantsPage) setTenantLimits(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Tenants", "tenants") {
 		return
 	}

@@ -10,12 +10,16 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"weir.dev/controlplane/internal/provider"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/rules"
 	"weir.dev/web"
 )
+
+// memberEditPage is a pool member's form
+// (/console/providers/{name}/members/{member}) and its off, on and remove
+// buttons.
+type memberEditPage struct{ *base }
 
 // memberInputs are the member form's input names (AddPoolMemberRequest's
 // and UpdatePoolMemberRequest's field paths) for a form of rows price rows.
@@ -78,59 +82,6 @@ func memberProblems(p web.Problems, f web.MemberForm) web.Problems {
 	return foldProblems(rowProblems(p), memberInputs(len(f.Prices)))
 }
 
-// addMember adds a member to a record (a plain record becomes a pool). The
-// R-SEC-4 warnings the change would raise are shown first, with "Save
-// anyway"; the API's warnings after saving come as flashes.
-func (c *Console) addMember(w http.ResponseWriter, r *http.Request, s *session) {
-	name := r.PathValue("name")
-	tenant, scope := recordScope(r, s)
-	f := memberFormFrom(r)
-	var local problemSet
-	preset := provider.ParsePreset(f.Preset)
-	if f.Preset != "" && preset == adminv1.Preset_PRESET_UNSPECIFIED {
-		local.add("preset", "unknown preset")
-	}
-	spec := memberSpecOf(f, nil, &local)
-	if local.any() {
-		f.Problems = local.problems()
-		f.Prices = padPrices(f.Prices)
-		c.renderProvider(w, r, s, http.StatusUnprocessableEntity, &f)
-		return
-	}
-	req := &adminv1.AddPoolMemberRequest{Tenant: tenant, Record: name, Member: f.Member, Preset: preset, Spec: spec, RecordMember: f.RecordMember}
-	if r.PostFormValue("confirm") == "" {
-		ws, err := c.previewAdd(r, s, tenant, req)
-		if err != nil && connect.CodeOf(err) != connect.CodeNotFound {
-			c.fail(w, r, s, err)
-			return
-		}
-		if len(ws) > 0 {
-			f.Warnings = ws
-			f.Prices = padPrices(f.Prices)
-			c.renderProvider(w, r, s, http.StatusOK, &f)
-			return
-		}
-	}
-	resp, err := s.api.Pools.AddPoolMember(r.Context(), connect.NewRequest(req))
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, status := problemsOf(err)
-		f.Problems = memberProblems(p, f)
-		f.Prices = padPrices(f.Prices)
-		c.renderProvider(w, r, s, status, &f)
-		return
-	}
-	text := "Member " + f.Member + " added to " + name + "."
-	if resp.Msg.GetRecordConverted() {
-		text += " The record is a pool now; its own endpoint became member " + recordMemberName(f.RecordMember) + "."
-	}
-	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: text}}, warningFlashes(resp.Msg.GetWarnings())...)
-	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
-}
-
 func recordMemberName(s string) string {
 	if s == "" {
 		return rules.PrimaryMember
@@ -138,13 +89,13 @@ func recordMemberName(s string) string {
 	return s
 }
 
-// memberPage is a member's edit form, filled with the member's own values
+// show is a member's edit form, filled with the member's own values
 // (the record's, which it inherits when a field is empty, as placeholders).
-func (c *Console) memberPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c memberEditPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	c.renderMember(w, r, s, http.StatusOK, nil)
 }
 
-func (c *Console) renderMember(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.MemberForm) {
+func (c memberEditPage) renderMember(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.MemberForm) {
 	name, member := r.PathValue("name"), r.PathValue("member")
 	tenant, scope := recordScope(r, s)
 	d, md, err := c.loadMember(r, s, tenant, name, member)
@@ -168,7 +119,7 @@ func (c *Console) renderMember(w http.ResponseWriter, r *http.Request, s *sessio
 
 // loadMember reads a record and one of its members (NotFound when the
 // record is plain or has no such member).
-func (c *Console) loadMember(r *http.Request, s *session, tenant, name, member string) (*adminv1.ProviderDetail, *adminv1.MemberDetail, error) {
+func (c memberEditPage) loadMember(r *http.Request, s *session, tenant, name, member string) (*adminv1.ProviderDetail, *adminv1.MemberDetail, error) {
 	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
 	if err != nil {
 		return nil, nil, err
@@ -210,12 +161,15 @@ func formOfSpec(sp *adminv1.PoolMemberSpec) web.MemberForm {
 
 // updateMember saves a member's edit form: the fields that differ from the
 // stored member, as an update mask, with the revision the form was read
-// at (a concurrent change is refused, not overwritten).
-func (c *Console) updateMember(w http.ResponseWriter, r *http.Request, s *session) {
+// at (a concurrent change is refused, not overwritten). The API is asked
+// first with validate_only (preview.go): "Preview changes" shows what would
+// change; a save stops at the API's problems and at R-SEC-4 warnings naming
+// the member, with "Save anyway".
+func (c memberEditPage) updateMember(w http.ResponseWriter, r *http.Request, s *session) {
 	name, member := r.PathValue("name"), r.PathValue("member")
 	tenant, scope := recordScope(r, s)
 	f := memberFormFrom(r)
-	d, md, err := c.loadMember(r, s, tenant, name, member)
+	_, md, err := c.loadMember(r, s, tenant, name, member)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -226,50 +180,68 @@ func (c *Console) updateMember(w http.ResponseWriter, r *http.Request, s *sessio
 		stored = &adminv1.PoolMemberSpec{}
 	}
 	spec := memberSpecOf(f, stored, &local)
-	rev, err := strconv.ParseUint(f.Revision, 10, 64)
-	if err != nil {
-		rev = 0
-	}
 	if local.any() {
 		f.Problems = local.problems()
-		f.Prices = padPrices(f.Prices)
-		c.renderMember(w, r, s, http.StatusUnprocessableEntity, &f)
+		c.renderMemberForm(w, r, s, http.StatusUnprocessableEntity, f)
 		return
 	}
 	paths := changedPaths(stored, spec)
 	if len(paths) == 0 {
+		if asksPreview(r) {
+			f.Preview = &web.Preview{}
+			c.renderMemberForm(w, r, s, http.StatusOK, f)
+			return
+		}
 		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashInfo, Text: "Member " + member + ": nothing changed."})
 		return
 	}
-	if r.PostFormValue("confirm") == "" {
-		if ws := previewMember(d, member, adminv1.Preset_PRESET_UNSPECIFIED, spec, true, ""); len(ws) > 0 {
-			f.Warnings = ws
-			f.Prices = padPrices(f.Prices)
-			c.renderMember(w, r, s, http.StatusOK, &f)
-			return
-		}
-	}
-	resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(&adminv1.UpdatePoolMemberRequest{
+	req := &adminv1.UpdatePoolMemberRequest{
 		Tenant: tenant, Record: name, Member: member, Spec: spec,
-		UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: rev,
-	}))
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
-			c.fail(w, r, s, err)
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: parseRevision(f.Revision),
+	}
+	if asksPreview(r) || !confirmed(r) {
+		req.ValidateOnly = true
+		resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(req))
+		if err != nil {
+			c.memberRefused(w, r, s, f, err)
 			return
 		}
-		p, status := problemsOf(err)
-		if connect.CodeOf(err) == connect.CodeAborted {
-			p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
+		if rv := reviewOf(resp.Msg, asksPreview(r), sec4Naming(member)); rv.stop() {
+			f.Problems, f.Warnings, f.Preview = memberProblems(rv.problems, f), rv.warnings, rv.preview
+			c.renderMemberForm(w, r, s, rv.status(), f)
+			return
 		}
-		f.Problems = memberProblems(p, f)
-		f.Prices = padPrices(f.Prices)
-		c.renderMember(w, r, s, status, &f)
+		req.ValidateOnly = false
+	}
+	resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(req))
+	if err != nil {
+		c.memberRefused(w, r, s, f, err)
 		return
 	}
 	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: "Member " + member + " saved (" + strings.Join(paths, ", ") + ")."}},
 		warningFlashes(resp.Msg.GetWarnings())...)
 	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+}
+
+// memberRefused shows a member's edit form again with the API's refusal.
+func (c memberEditPage) memberRefused(w http.ResponseWriter, r *http.Request, s *session, f web.MemberForm, err error) {
+	if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
+		c.fail(w, r, s, err)
+		return
+	}
+	p, status := problemsOf(err)
+	if connect.CodeOf(err) == connect.CodeAborted {
+		p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
+	}
+	f.Problems = memberProblems(p, f)
+	c.renderMemberForm(w, r, s, status, f)
+}
+
+// renderMemberForm shows a member's edit form again as submitted (values
+// kept; its price rows padded with blank ones).
+func (c memberEditPage) renderMemberForm(w http.ResponseWriter, r *http.Request, s *session, status int, f web.MemberForm) {
+	f.Prices = padPrices(f.Prices)
+	c.renderMember(w, r, s, status, &f)
 }
 
 // changedPaths are the update mask paths of the form's fields whose value
@@ -303,14 +275,14 @@ func changedPaths(a, b *adminv1.PoolMemberSpec) []string {
 
 // memberOff and memberOn switch a member off (out of every call, R-ELIG-1)
 // and on again.
-func (c *Console) memberOff(w http.ResponseWriter, r *http.Request, s *session) {
+func (c memberEditPage) memberOff(w http.ResponseWriter, r *http.Request, s *session) {
 	c.switchMember(w, r, s, true)
 }
-func (c *Console) memberOn(w http.ResponseWriter, r *http.Request, s *session) {
+func (c memberEditPage) memberOn(w http.ResponseWriter, r *http.Request, s *session) {
 	c.switchMember(w, r, s, false)
 }
 
-func (c *Console) switchMember(w http.ResponseWriter, r *http.Request, s *session, off bool) {
+func (c memberEditPage) switchMember(w http.ResponseWriter, r *http.Request, s *session, off bool) {
 	name, member := r.PathValue("name"), r.PathValue("member")
 	tenant, scope := recordScope(r, s)
 	resp, err := s.api.Pools.UpdatePoolMember(r.Context(), connect.NewRequest(&adminv1.UpdatePoolMemberRequest{
@@ -335,7 +307,7 @@ func (c *Console) switchMember(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 // removeMember removes a member (the last one turns the record plain).
-func (c *Console) removeMember(w http.ResponseWriter, r *http.Request, s *session) {
+func (c memberEditPage) removeMember(w http.ResponseWriter, r *http.Request, s *session) {
 	name, member := r.PathValue("name"), r.PathValue("member")
 	tenant, scope := recordScope(r, s)
 	resp, err := s.api.Pools.RemovePoolMember(r.Context(), connect.NewRequest(&adminv1.RemovePoolMemberRequest{

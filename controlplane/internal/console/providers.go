@@ -4,19 +4,22 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"connectrpc.com/connect"
 
-	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing/formats"
 	"weir.dev/web"
 )
+
+// providersPage is the providers page (/console/providers): the records
+// the admin sees and the create form.
+type providersPage struct{ *base }
 
 // createMemberRows is how many member rows the create form offers.
 const createMemberRows = 3
@@ -49,13 +52,13 @@ func canChange(s *session, tenant string) bool {
 	return false
 }
 
-// providersPage lists the records: the tenant's own and those shared with
+// show lists the records: the tenant's own and those shared with
 // it, and for cluster admins the managed ones; with the create form.
-func (c *Console) providersPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c providersPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	c.renderProviders(w, r, s, http.StatusOK, c.blankProviderForm(s, ""))
 }
 
-func (c *Console) blankProviderForm(s *session, scope string) web.ProviderForm {
+func (c providersPage) blankProviderForm(s *session, scope string) web.ProviderForm {
 	f := web.ProviderForm{CSRF: s.csrf, Kind: "pool", Scope: scope}
 	for range createMemberRows {
 		f.Members = append(f.Members, web.NewMember{})
@@ -63,7 +66,7 @@ func (c *Console) blankProviderForm(s *session, scope string) web.ProviderForm {
 	return f
 }
 
-func (c *Console) renderProviders(w http.ResponseWriter, r *http.Request, s *session, status int, f web.ProviderForm) {
+func (c providersPage) renderProviders(w http.ResponseWriter, r *http.Request, s *session, status int, f web.ProviderForm) {
 	ctx := r.Context()
 	v := web.ProvidersView{CSRF: s.csrf, Tenant: s.tenant, ShowManaged: s.cluster}
 	if s.tenant == "" && !s.cluster {
@@ -131,17 +134,29 @@ func kindName(k adminv1.RecordKind) string {
 	return "plain"
 }
 
-// parseWire is the wire format of a form's value; "" or an unknown name is
-// unspecified (the API then applies the preset's or reports the problem).
+// parseWire is the wire format of a form's value, by its word in the one
+// table of wire format names (weir.dev/routing/formats); "" or an unknown
+// word is unspecified (the API then applies the preset's, or the form
+// reports the unknown word).
 func parseWire(s string) configv1.WireFormat {
-	w, _ := provider.ParseWire(s)
+	w, _ := formats.WireFormats.ParseWord(s)
 	return w
 }
 
+// parsePreset is the preset of a form's value, by the preset enum's word
+// (words.Parse, the inverse of words.Preset: "azure-openai"); "" or an
+// unknown word is unspecified.
+func parsePreset(s string) adminv1.Preset {
+	p, _ := words.Parse[adminv1.Preset](s)
+	return p
+}
+
 // createProvider creates a record (plain) or a pool with its members. The
-// R-SEC-4 warnings the new record would have are shown first, with "Save
-// anyway"; the API's warnings after saving come as flashes.
-func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *session) {
+// API is asked first with validate_only (preview.go): its problems, or the
+// R-SEC-4 warnings the new record would have, with "Save anyway", are
+// shown before anything is saved; the API's warnings after saving come as
+// flashes.
+func (c providersPage) createProvider(w http.ResponseWriter, r *http.Request, s *session) {
 	f, tenant, scope := createFormOf(r, s)
 	req, local := createRequestOf(&f, tenant)
 	for len(f.Members) < createMemberRows && f.Kind == "pool" {
@@ -157,22 +172,27 @@ func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *sess
 		c.renderProviders(w, r, s, http.StatusUnprocessableEntity, f)
 		return
 	}
-	if r.PostFormValue("confirm") == "" {
-		if ws := previewCreate(req, scope == web.ScopeManaged); len(ws) > 0 {
-			f.Warnings = ws
-			c.renderProviders(w, r, s, http.StatusOK, f)
+	if !confirmed(r) {
+		req.ValidateOnly = true
+		resp, err := s.api.Providers.CreateProvider(r.Context(), connect.NewRequest(req))
+		if err != nil {
+			c.createRefused(w, r, s, f, err)
 			return
 		}
+		var names []string
+		for _, m := range req.GetMembers() {
+			names = append(names, m.GetName())
+		}
+		if rv := reviewOf(resp.Msg, false, sec4Naming(names...)); rv.stop() {
+			f.Problems, f.Warnings = foldProblems(rv.problems, createInputs(len(f.Members))), rv.warnings
+			c.renderProviders(w, r, s, rv.status(), f)
+			return
+		}
+		req.ValidateOnly = false
 	}
 	resp, err := s.api.Providers.CreateProvider(r.Context(), connect.NewRequest(req))
 	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, status := problemsOf(err)
-		f.Problems = foldProblems(p, createInputs(len(f.Members)))
-		c.renderProviders(w, r, s, status, f)
+		c.createRefused(w, r, s, f, err)
 		return
 	}
 	kind := "Provider"
@@ -181,6 +201,17 @@ func (c *Console) createProvider(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: kind + " " + f.Name + " created."}}, warningFlashes(resp.Msg.GetWarnings())...)
 	c.redirect(w, r, web.ProviderHref(f.Name, scope), flashes...)
+}
+
+// createRefused shows the create form again with the API's refusal.
+func (c providersPage) createRefused(w http.ResponseWriter, r *http.Request, s *session, f web.ProviderForm, err error) {
+	if connect.CodeOf(err) == connect.CodeUnauthenticated {
+		c.fail(w, r, s, err)
+		return
+	}
+	p, status := problemsOf(err)
+	f.Problems = foldProblems(p, createInputs(len(f.Members)))
+	c.renderProviders(w, r, s, status, f)
 }
 
 // createFormOf reads the create form posted in r: the form as it is
@@ -229,7 +260,7 @@ func createFormOf(r *http.Request, s *session) (f web.ProviderForm, tenant, scop
 // are not read.
 func createRequestOf(f *web.ProviderForm, tenant string) (*adminv1.CreateProviderRequest, problemSet) {
 	var local problemSet
-	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: provider.ParsePreset(f.Preset)}
+	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: parsePreset(f.Preset)}
 	spec := &adminv1.ProviderSpec{
 		WireFormat: parseWire(f.Wire), KeySecret: f.KeySecret, Region: f.Region,
 		Models: modelsOf(splitList(f.Models)), Recovery: recoveryOf(f.Recovery, &local),
@@ -273,53 +304,6 @@ func createInputs(members int) []string {
 		}
 	}
 	return names
-}
-
-// providerPage shows a record: settings, warnings, members and the add
-// form.
-func (c *Console) providerPage(w http.ResponseWriter, r *http.Request, s *session) {
-	c.renderProvider(w, r, s, http.StatusOK, nil)
-}
-
-// renderProvider renders a record's page; add, when not nil, is the add
-// form as submitted (values kept, problems or warnings shown).
-func (c *Console) renderProvider(w http.ResponseWriter, r *http.Request, s *session, status int, add *web.MemberForm) {
-	name := r.PathValue("name")
-	tenant, scope := recordScope(r, s)
-	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
-	d := resp.Msg.GetDetail()
-	rec := d.GetRecord()
-	v := web.ProviderDetailView{
-		CSRF: s.csrf, Scope: scope, Name: rec.GetName(), Kind: kindName(rec.GetKind()),
-		Preset: words.Preset(rec.GetPreset()), Wire: words.WireFormat(rec.GetSpec().GetWireFormat()),
-		ReadOnly: (rec.GetManaged() && scope == "") || !canChange(s, tenant), Revision: rec.GetRevision(),
-		Settings: recordSettings(rec, s.cluster), Warnings: webWarnings(d.GetWarnings()),
-	}
-	for _, md := range d.GetMembers() {
-		v.Members = append(v.Members, memberRow(md, rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL))
-	}
-	if add != nil {
-		v.Add = *add
-	} else {
-		v.Add = web.MemberForm{Prices: padPrices(nil)}
-	}
-	v.Add.CSRF, v.Add.Scope, v.Add.Record = s.csrf, scope, rec.GetName()
-	v.Add.Action = withScopeQuery("/console/providers/"+pathEscape(rec.GetName())+"/members", scope)
-	v.Add.ShowRecordMember = rec.GetKind() != adminv1.RecordKind_RECORD_KIND_POOL
-	inheritInto(&v.Add, rec.GetSpec())
-	if s.cluster && rec.GetManaged() && scope == web.ScopeManaged {
-		v.CanShare, v.SharedWith = true, rec.GetSharedWith()
-		for _, t := range s.tenants {
-			if !slices.Contains(v.SharedWith, t) {
-				v.ShareWith = append(v.ShareWith, web.Option{Value: t, Label: t})
-			}
-		}
-	}
-	c.page(w, r, s, status, rec.GetName(), "providers", web.ProviderDetailPage(v))
 }
 
 // recordSettings are a record's settings as the page lists them. Secret
@@ -459,9 +443,13 @@ func yesNo(b bool) string {
 func webWarnings(ws []*adminv1.Warning) []web.Warning {
 	var out []web.Warning
 	for _, w := range ws {
-		out = append(out, web.Warning{Code: w.GetCode(), Message: w.GetMessage(), Members: w.GetMembers()})
+		out = append(out, webWarning(w))
 	}
 	return out
+}
+
+func webWarning(w *adminv1.Warning) web.Warning {
+	return web.Warning{Code: w.GetCode(), Message: w.GetMessage(), Members: w.GetMembers()}
 }
 
 // warningFlashes shows the warnings an accepted change returned.

@@ -11,12 +11,15 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"weir.dev/controlplane/internal/provider"
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/web"
 )
+
+// recordEditPage is a record's settings form
+// (/console/providers/{name}/edit).
+type recordEditPage struct{ *base }
 
 // A record's own settings (UpdateProvider with the revision the form was
 // read at), its deletion (DeleteProvider) and, for managed records, sharing
@@ -38,7 +41,7 @@ func recordInputs(rows int) []string {
 // loadRecord reads a record the admin may change: NotFound when there is
 // none, PermissionDenied when it is read-only to the admin (a managed record
 // shared with the tenant, or a role that may not change records).
-func (c *Console) loadRecord(r *http.Request, s *session, tenant, scope, name string) (*adminv1.ProviderDetail, error) {
+func (c recordEditPage) loadRecord(r *http.Request, s *session, tenant, scope, name string) (*adminv1.ProviderDetail, error) {
 	resp, err := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
 	if err != nil {
 		return nil, err
@@ -58,12 +61,12 @@ func (e readOnlyError) Error() string {
 
 func errReadOnly(name string) error { return readOnlyError(name) }
 
-// recordPage is a record's settings form, filled with its stored values.
-func (c *Console) recordPage(w http.ResponseWriter, r *http.Request, s *session) {
+// show is a record's settings form, filled with its stored values.
+func (c recordEditPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	c.renderRecord(w, r, s, http.StatusOK, nil)
 }
 
-func (c *Console) renderRecord(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.RecordForm) {
+func (c recordEditPage) renderRecord(w http.ResponseWriter, r *http.Request, s *session, status int, form *web.RecordForm) {
 	name := r.PathValue("name")
 	tenant, scope := recordScope(r, s)
 	d, err := c.loadRecord(r, s, tenant, scope, name)
@@ -218,167 +221,131 @@ func recordChanged(a, b *adminv1.ProviderSpec) []string {
 
 // updateRecord saves a record's settings form: the fields that differ from
 // the stored record, as an update mask, with the revision the form was read
-// at (a concurrent change is refused, not overwritten). R-SEC-4 warnings the
-// change would add are shown first, with "Save anyway".
-func (c *Console) updateRecord(w http.ResponseWriter, r *http.Request, s *session) {
-	name := r.PathValue("name")
-	tenant, scope := recordScope(r, s)
-	f := recordFormFrom(r)
-	d, err := c.loadRecord(r, s, tenant, scope, name)
+// at (a concurrent change is refused, not overwritten). The API is asked
+// first with validate_only (preview.go): "Preview changes" shows what would
+// change; a save stops at the API's problems and at R-SEC-4 warnings the
+// change would add, with "Save anyway".
+func (c recordEditPage) updateRecord(w http.ResponseWriter, r *http.Request, s *session) {
+	e, ok := c.readRecordEdit(w, r, s)
+	if !ok {
+		return
+	}
+	f := e.form
+	var local problemSet
+	spec := recordSpecOf(f, e.stored, e.pool, s.cluster, &local)
+	if local.any() {
+		f.Problems = local.problems()
+		c.renderRecordForm(w, r, s, http.StatusUnprocessableEntity, e, f)
+		return
+	}
+	paths := recordChanged(e.stored, spec)
+	if len(paths) == 0 {
+		if asksPreview(r) {
+			f.Preview = &web.Preview{}
+			c.renderRecordForm(w, r, s, http.StatusOK, e, f)
+			return
+		}
+		c.redirect(w, r, web.ProviderHref(e.name, e.scope), web.Flash{Kind: web.FlashInfo, Text: "Settings of " + e.name + ": nothing changed."})
+		return
+	}
+	req := &adminv1.UpdateProviderRequest{
+		Tenant: e.tenant, Name: e.name, Spec: spec, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: parseRevision(f.Revision),
+	}
+	if asksPreview(r) || !confirmed(r) {
+		req.ValidateOnly = true
+		resp, err := s.api.Providers.UpdateProvider(r.Context(), connect.NewRequest(req))
+		if err != nil {
+			c.recordRefused(w, r, s, e, f, err)
+			return
+		}
+		if rv := reviewOf(resp.Msg, asksPreview(r), sec4New(e.had)); rv.stop() {
+			f.Problems = foldProblems(rowProblems(rv.problems), recordInputs(len(f.Prices)))
+			f.Warnings, f.Preview = rv.warnings, rv.preview
+			c.renderRecordForm(w, r, s, rv.status(), e, f)
+			return
+		}
+		req.ValidateOnly = false
+	}
+	resp, err := s.api.Providers.UpdateProvider(r.Context(), connect.NewRequest(req))
+	if err != nil {
+		c.recordRefused(w, r, s, e, f, err)
+		return
+	}
+	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: "Settings of " + e.name + " saved (" + strings.Join(paths, ", ") + ")."}},
+		warningFlashes(resp.Msg.GetWarnings())...)
+	c.redirect(w, r, web.ProviderHref(e.name, e.scope), flashes...)
+}
+
+// recordEdit is a submitted settings form and the record it edits.
+type recordEdit struct {
+	name, tenant, scope string
+	form                web.RecordForm
+	stored              *adminv1.ProviderSpec
+	pool                bool
+	// had are the record's warnings as it is.
+	had []*adminv1.Warning
+}
+
+// readRecordEdit reads a submitted settings form and the record it edits;
+// false when it answered the request (the record could not be read).
+func (c recordEditPage) readRecordEdit(w http.ResponseWriter, r *http.Request, s *session) (recordEdit, bool) {
+	e := recordEdit{name: r.PathValue("name"), form: recordFormFrom(r)}
+	e.tenant, e.scope = recordScope(r, s)
+	d, err := c.loadRecord(r, s, e.tenant, e.scope, e.name)
 	if err != nil && connect.CodeOf(err) != connect.CodePermissionDenied {
+		c.fail(w, r, s, err)
+		return e, false
+	}
+	if d == nil {
+		// Read-only to this admin: the API is asked all the same and
+		// says why not (a cost owner is refused by its roles).
+		resp, gerr := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: e.tenant, Name: e.name}))
+		if gerr != nil {
+			c.fail(w, r, s, gerr)
+			return e, false
+		}
+		d = resp.Msg.GetDetail()
+	}
+	e.had, e.stored = d.GetWarnings(), d.GetRecord().GetSpec()
+	if e.stored == nil {
+		e.stored = &adminv1.ProviderSpec{}
+	}
+	e.pool = d.GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL
+	return e, true
+}
+
+// recordRefused shows the settings form again with the API's refusal.
+func (c recordEditPage) recordRefused(w http.ResponseWriter, r *http.Request, s *session, e recordEdit, f web.RecordForm, err error) {
+	if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
 		c.fail(w, r, s, err)
 		return
 	}
-	var stored *adminv1.ProviderSpec
-	pool := false
-	if d != nil {
-		stored, pool = orEmptySpec(d.GetRecord().GetSpec()), d.GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL
-	} else {
-		// Read-only to this admin: the API is asked all the same and
-		// says why not (a cost owner is refused by its roles).
-		resp, gerr := s.api.Providers.GetProvider(r.Context(), connect.NewRequest(&adminv1.GetProviderRequest{Tenant: tenant, Name: name}))
-		if gerr != nil {
-			c.fail(w, r, s, gerr)
-			return
-		}
-		stored, pool = orEmptySpec(resp.Msg.GetDetail().GetRecord().GetSpec()), resp.Msg.GetDetail().GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL
+	p, status := problemsOf(err)
+	if connect.CodeOf(err) == connect.CodeAborted {
+		p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
 	}
-	var local problemSet
-	spec := recordSpecOf(f, stored, pool, s.cluster, &local)
-	rev, perr := strconv.ParseUint(f.Revision, 10, 64)
-	if perr != nil {
-		rev = 0
-	}
-	if local.any() {
-		f.Problems = local.problems()
-		c.renderRecordForm(w, r, s, http.StatusUnprocessableEntity, name, scope, pool, f)
-		return
-	}
-	paths := recordChanged(stored, spec)
-	if len(paths) == 0 {
-		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashInfo, Text: "Settings of " + name + ": nothing changed."})
-		return
-	}
-	if r.PostFormValue("confirm") == "" && d != nil {
-		if ws := previewRecord(d, spec); len(ws) > 0 {
-			f.Warnings = ws
-			c.renderRecordForm(w, r, s, http.StatusOK, name, scope, pool, f)
-			return
-		}
-	}
-	resp, err := s.api.Providers.UpdateProvider(r.Context(), connect.NewRequest(&adminv1.UpdateProviderRequest{
-		Tenant: tenant, Name: name, Spec: spec, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}, ExpectedRevision: rev,
-	}))
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, status := problemsOf(err)
-		if connect.CodeOf(err) == connect.CodeAborted {
-			p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
-		}
-		f.Problems = foldProblems(rowProblems(p), recordInputs(len(f.Prices)))
-		c.renderRecordForm(w, r, s, status, name, scope, pool, f)
-		return
-	}
-	flashes := append([]web.Flash{{Kind: web.FlashOK, Text: "Settings of " + name + " saved (" + strings.Join(paths, ", ") + ")."}},
-		warningFlashes(resp.Msg.GetWarnings())...)
-	c.redirect(w, r, web.ProviderHref(name, scope), flashes...)
+	f.Problems = foldProblems(rowProblems(p), recordInputs(len(f.Prices)))
+	c.renderRecordForm(w, r, s, status, e, f)
 }
 
 // renderRecordForm re-renders a submitted settings form (values kept).
-func (c *Console) renderRecordForm(w http.ResponseWriter, r *http.Request, s *session, status int, name, scope string, pool bool, f web.RecordForm) {
+func (c recordEditPage) renderRecordForm(w http.ResponseWriter, r *http.Request, s *session, status int, e recordEdit, f web.RecordForm) {
 	f.Prices = padPrices(f.Prices)
-	f.CSRF, f.Scope, f.Name, f.Cluster = s.csrf, scope, name, s.cluster
+	f.CSRF, f.Scope, f.Name, f.Cluster = s.csrf, e.scope, e.name, s.cluster
 	f.Kind = "plain"
-	if pool {
+	if e.pool {
 		f.Kind = "pool"
 	}
-	f.Action = web.RecordHref(name, scope, "edit")
-	c.page(w, r, s, status, "Settings of "+name, "providers", web.RecordEditPage(web.RecordEditView{Record: name, Scope: scope, Form: f}))
+	f.Action = web.RecordHref(e.name, e.scope, "edit")
+	c.page(w, r, s, status, "Settings of "+e.name, "providers", web.RecordEditPage(web.RecordEditView{Record: e.name, Scope: e.scope, Form: f}))
 }
 
-// previewRecord returns the R-SEC-4 warnings record d would have with spec
-// that it does not have already (members inheriting a new key secret, say).
-func previewRecord(d *adminv1.ProviderDetail, spec *adminv1.ProviderSpec) []web.Warning {
-	rec := &provider.Record{Name: d.GetRecord().GetName(), Managed: d.GetRecord().GetManaged(),
-		Pool: d.GetRecord().GetKind() == adminv1.RecordKind_RECORD_KIND_POOL, Spec: proto.Clone(spec).(*adminv1.ProviderSpec)}
-	var names []string
-	if rec.Pool {
-		for _, md := range d.GetMembers() {
-			rec.Members = append(rec.Members, &provider.Member{Name: md.GetMember().GetName(), Spec: orEmptyMember(md.GetMember().GetSpec())})
-			names = append(names, md.GetMember().GetName())
-		}
-	}
-	had := map[string]bool{}
-	for _, w := range d.GetWarnings() {
-		had[w.GetCode()+"\x00"+w.GetMessage()] = true
-	}
-	var out []web.Warning
-	for _, w := range sec4(rec, names) {
-		if !had[w.Code+"\x00"+w.Message] {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// deleteRecord deletes a record and its members (the page asks first), at
-// the revision the page showed.
-func (c *Console) deleteRecord(w http.ResponseWriter, r *http.Request, s *session) {
-	name := r.PathValue("name")
-	tenant, scope := recordScope(r, s)
-	rev, err := strconv.ParseUint(strings.TrimSpace(r.PostFormValue("expected_revision")), 10, 64)
+// parseRevision is a form's expected_revision; 0 (no check) when it is not
+// a number.
+func parseRevision(v string) uint64 {
+	rev, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 	if err != nil {
-		rev = 0
+		return 0
 	}
-	_, err = s.api.Providers.DeleteProvider(r.Context(), connect.NewRequest(&adminv1.DeleteProviderRequest{Tenant: tenant, Name: name, ExpectedRevision: rev}))
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, _ := problemsOf(err)
-		if connect.CodeOf(err) == connect.CodeAborted {
-			p.Message = "the record was changed meanwhile; check it, then delete again"
-		}
-		c.redirect(w, r, web.ProviderHref(name, scope), web.Flash{Kind: web.FlashError, Text: name + " was not deleted: " + p.Message})
-		return
-	}
-	c.redirect(w, r, withScopeQuery("/console/providers", ""), web.Flash{Kind: web.FlashOK, Text: "Record " + name + " deleted."})
-}
-
-// shareRecord and unshareRecord share a managed record with a tenant and
-// stop sharing it (cluster admins; the API decides).
-func (c *Console) shareRecord(w http.ResponseWriter, r *http.Request, s *session) {
-	c.share(w, r, s, true)
-}
-
-func (c *Console) unshareRecord(w http.ResponseWriter, r *http.Request, s *session) {
-	c.share(w, r, s, false)
-}
-
-func (c *Console) share(w http.ResponseWriter, r *http.Request, s *session, on bool) {
-	name, tenant := r.PathValue("name"), strings.TrimSpace(r.PostFormValue("tenant"))
-	var err error
-	if on {
-		_, err = s.api.Providers.ShareProvider(r.Context(), connect.NewRequest(&adminv1.ShareProviderRequest{Name: name, Tenant: tenant}))
-	} else {
-		_, err = s.api.Providers.UnshareProvider(r.Context(), connect.NewRequest(&adminv1.UnshareProviderRequest{Name: name, Tenant: tenant}))
-	}
-	verb := "shared with"
-	if !on {
-		verb = "unshared from"
-	}
-	if err != nil {
-		if connect.CodeOf(err) == connect.CodeUnauthenticated {
-			c.fail(w, r, s, err)
-			return
-		}
-		p, _ := problemsOf(err)
-		c.redirect(w, r, web.ProviderHref(name, web.ScopeManaged), web.Flash{Kind: web.FlashError, Text: name + " was not " + verb + " " + tenant + ": " + p.Message})
-		return
-	}
-	c.redirect(w, r, web.ProviderHref(name, web.ScopeManaged), web.Flash{Kind: web.FlashOK, Text: name + " " + verb + " " + tenant + "."})
+	return rev
 }

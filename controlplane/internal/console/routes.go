@@ -6,27 +6,31 @@ import (
 	"weir.dev/web"
 )
 
-// routes registers every console route. Page authors: add one line per
-// route below (method and path pattern, handler wrapped in c.authed), and
-// the page's handlers and view in a file of their own (see tenants.go).
-func (c *Console) routes(mux *http.ServeMux) {
-	mux.Handle("GET /console/static/", c.static)
-	mux.HandleFunc("GET /console/login", c.loginPage)
-	mux.HandleFunc("POST /console/login", c.login)
-	mux.Handle("POST /console/logout", c.authed(c.logout))
-	mux.Handle("POST /console/tenant", c.authed(c.switchTenant))
+// routes registers every console route. Page authors: a page is a type
+// embedding *base with its handlers as methods (see tenants.go); add one
+// line per route below or in the group's routes file (method and path
+// pattern, handler wrapped in b.authed), and the page's type, handlers and
+// view in a file of their own.
+func routes(mux *http.ServeMux, b *base, static http.Handler) {
+	mux.Handle("GET /console/static/", static)
+	sessions := sessionPages{b}
+	mux.HandleFunc("GET /console/login", sessions.loginForm)
+	mux.HandleFunc("POST /console/login", sessions.login)
+	mux.Handle("POST /console/logout", b.authed(sessions.logout))
+	mux.Handle("POST /console/tenant", b.authed(sessions.switchTenant))
 
 	// Pages. Each group registers its own routes in a file of its own.
-	mux.Handle("GET /console/tenants", c.authed(c.tenantsPage))
-	mux.Handle("POST /console/tenants", c.authed(c.createTenant))
-	mux.Handle("POST /console/tenants/limits", c.authed(c.setTenantLimits))
-	c.operatorRoutes(mux) // routes_operator.go: health, providers, pools
-	c.accountRoutes(mux)  // routes_account.go: keys, secrets, data rules, budgets, usage, calls
+	tenants := tenantsPage{b}
+	mux.Handle("GET /console/tenants", b.authed(tenants.show))
+	mux.Handle("POST /console/tenants", b.authed(tenants.createTenant))
+	mux.Handle("POST /console/tenants/limits", b.authed(tenants.setTenantLimits))
+	operatorRoutes(mux, b) // routes_operator.go: health, providers, pools
+	accountRoutes(mux, b)  // routes_account.go: keys, secrets, data rules, budgets, usage, calls
 
 	// Anything else under /console/: a 404 inside the layout.
-	mux.Handle("/console/", c.authed(c.notFound))
+	mux.Handle("/console/", b.authed(b.notFound))
 }
 
-func (c *Console) notFound(w http.ResponseWriter, r *http.Request, s *session) {
+func (c *base) notFound(w http.ResponseWriter, r *http.Request, s *session) {
 	c.page(w, r, s, http.StatusNotFound, "Not found", "", web.ErrorBody(http.StatusNotFound, "There is no such page."))
 }

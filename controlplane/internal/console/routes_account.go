@@ -18,28 +18,34 @@ import (
 // tenant; every form posts to a URL that names that tenant (?tenant=), so a
 // form submitted after the switcher moved elsewhere in another tab still
 // changes the tenant the page showed.
-func (c *Console) accountRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /console/keys", c.authed(c.keysPage))
-	mux.Handle("POST /console/keys", c.authed(c.createKey))
-	mux.Handle("POST /console/keys/{name}/revoke", c.authed(c.revokeKey))
+func accountRoutes(mux *http.ServeMux, b *base) {
+	apiKeys := keysPage{b}
+	mux.Handle("GET /console/keys", b.authed(apiKeys.show))
+	mux.Handle("POST /console/keys", b.authed(apiKeys.createKey))
+	mux.Handle("POST /console/keys/{name}/revoke", b.authed(apiKeys.revokeKey))
 
-	mux.Handle("GET /console/secrets", c.authed(c.secretsPage))
-	mux.Handle("POST /console/secrets", c.authed(c.setSecret))
-	mux.Handle("POST /console/secrets/{name}/delete", c.authed(c.deleteSecret))
+	secrets := secretsPage{b}
+	mux.Handle("GET /console/secrets", b.authed(secrets.show))
+	mux.Handle("POST /console/secrets", b.authed(secrets.setSecret))
+	mux.Handle("POST /console/secrets/{name}/delete", b.authed(secrets.deleteSecret))
 
-	mux.Handle("GET /console/rules", c.authed(c.rulesPage))
-	mux.Handle("POST /console/rules", c.authed(c.setRules))
+	rules := rulesPage{b}
+	mux.Handle("GET /console/rules", b.authed(rules.show))
+	mux.Handle("POST /console/rules", b.authed(rules.setRules))
 
-	mux.Handle("GET /console/budgets", c.authed(c.budgetsPage))
-	mux.Handle("POST /console/budgets", c.authed(c.setBudget))
-	mux.Handle("POST /console/budgets/{name}/delete", c.authed(c.deleteBudget))
+	budgets := budgetsPage{b}
+	mux.Handle("GET /console/budgets", b.authed(budgets.show))
+	mux.Handle("POST /console/budgets", b.authed(budgets.setBudget))
+	mux.Handle("POST /console/budgets/{name}/delete", b.authed(budgets.deleteBudget))
 
-	mux.Handle("GET /console/usage", c.authed(c.usagePage))
-	mux.Handle("GET /console/usage/export.csv", c.authed(c.exportUsageCSV))
-	mux.Handle("GET /console/usage/export.json", c.authed(c.exportUsageJSON))
+	usage := usagePage{b}
+	mux.Handle("GET /console/usage", b.authed(usage.show))
+	mux.Handle("GET /console/usage/export.csv", b.authed(usage.exportUsageCSV))
+	mux.Handle("GET /console/usage/export.json", b.authed(usage.exportUsageJSON))
 
-	mux.Handle("GET /console/calls", c.authed(c.callsPage))
-	mux.Handle("GET /console/calls/{id}", c.authed(c.callPage))
+	calls := callsPage{b}
+	mux.Handle("GET /console/calls", b.authed(calls.show))
+	mux.Handle("GET /console/calls/{id}", b.authed(calls.call))
 }
 
 // can reports whether the session's admin holds one of roles on the current
@@ -79,7 +85,7 @@ func acctURL(path, tenant string, extra url.Values) string {
 
 // needTenant renders the page of a tenant-scoped view when the admin has no
 // tenant to look at; it reports whether it did.
-func (c *Console) needTenant(w http.ResponseWriter, r *http.Request, s *session, title, nav string) bool {
+func (c *base) needTenant(w http.ResponseWriter, r *http.Request, s *session, title, nav string) bool {
 	if s.tenant != "" {
 		return false
 	}
@@ -126,7 +132,7 @@ func foldList(p web.Problems, field string, items []string) web.Problems {
 
 // formError is problemsOf for a form: an Unauthenticated error ends the
 // session (done reports that the response was written).
-func (c *Console) formError(w http.ResponseWriter, r *http.Request, s *session, err error) (p web.Problems, status int, done bool) {
+func (c *base) formError(w http.ResponseWriter, r *http.Request, s *session, err error) (p web.Problems, status int, done bool) {
 	if connect.CodeOf(err) == connect.CodeUnauthenticated {
 		c.fail(w, r, s, err)
 		return p, 0, true

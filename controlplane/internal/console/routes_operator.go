@@ -3,25 +3,34 @@ package console
 import "net/http"
 
 // operatorRoutes registers the operator pages: pool health per edge (the
-// console's home page, live over SSE), providers and pools (health.go,
-// providers.go, providers_edit.go, pools.go).
-func (c *Console) operatorRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /console/{$}", c.authed(c.healthPage))
-	mux.Handle("GET /console/health/events", c.authed(c.healthEvents))
-	mux.Handle("POST /console/health/reset", c.authed(c.resetMember))
+// console's home page, live over SSE; health.go), the providers list
+// (providers.go), a record's page (providers_detail.go), its settings form
+// (providers_edit.go) and a member's form (pools.go).
+func operatorRoutes(mux *http.ServeMux, b *base) {
+	health := healthPage{b}
+	mux.Handle("GET /console/{$}", b.authed(health.show))
+	mux.Handle("GET /console/health/events", b.authed(health.events))
+	mux.Handle("POST /console/health/reset", b.authed(health.resetMember))
 
-	mux.Handle("GET /console/providers", c.authed(c.providersPage))
-	mux.Handle("POST /console/providers", c.authed(c.createProvider))
-	mux.Handle("GET /console/providers/{name}", c.authed(c.providerPage))
-	mux.Handle("GET /console/providers/{name}/edit", c.authed(c.recordPage))
-	mux.Handle("POST /console/providers/{name}/edit", c.authed(c.updateRecord))
-	mux.Handle("POST /console/providers/{name}/delete", c.authed(c.deleteRecord))
-	mux.Handle("POST /console/providers/{name}/share", c.authed(c.shareRecord))
-	mux.Handle("POST /console/providers/{name}/unshare", c.authed(c.unshareRecord))
-	mux.Handle("POST /console/providers/{name}/members", c.authed(c.addMember))
-	mux.Handle("GET /console/providers/{name}/members/{member}", c.authed(c.memberPage))
-	mux.Handle("POST /console/providers/{name}/members/{member}", c.authed(c.updateMember))
-	mux.Handle("POST /console/providers/{name}/members/{member}/off", c.authed(c.memberOff))
-	mux.Handle("POST /console/providers/{name}/members/{member}/on", c.authed(c.memberOn))
-	mux.Handle("POST /console/providers/{name}/members/{member}/remove", c.authed(c.removeMember))
+	providers := providersPage{b}
+	mux.Handle("GET /console/providers", b.authed(providers.show))
+	mux.Handle("POST /console/providers", b.authed(providers.createProvider))
+
+	record := providerPage{b}
+	mux.Handle("GET /console/providers/{name}", b.authed(record.show))
+	mux.Handle("POST /console/providers/{name}/delete", b.authed(record.deleteRecord))
+	mux.Handle("POST /console/providers/{name}/share", b.authed(record.shareRecord))
+	mux.Handle("POST /console/providers/{name}/unshare", b.authed(record.unshareRecord))
+	mux.Handle("POST /console/providers/{name}/members", b.authed(record.addMember))
+
+	settings := recordEditPage{b}
+	mux.Handle("GET /console/providers/{name}/edit", b.authed(settings.show))
+	mux.Handle("POST /console/providers/{name}/edit", b.authed(settings.updateRecord))
+
+	member := memberEditPage{b}
+	mux.Handle("GET /console/providers/{name}/members/{member}", b.authed(member.show))
+	mux.Handle("POST /console/providers/{name}/members/{member}", b.authed(member.updateMember))
+	mux.Handle("POST /console/providers/{name}/members/{member}/off", b.authed(member.memberOff))
+	mux.Handle("POST /console/providers/{name}/members/{member}/on", b.authed(member.memberOn))
+	mux.Handle("POST /console/providers/{name}/members/{member}/remove", b.authed(member.removeMember))
 }

@@ -13,13 +13,16 @@ import (
 	"weir.dev/web"
 )
 
+// rulesPage is the tenant's data rules page (/console/rules).
+type rulesPage struct{ *base }
+
 // Data rules are a part of the tenant: the page has no navigation item of
 // its own and highlights Tenants.
 const rulesNav = "tenants"
 
-// rulesPage shows the tenant's data rules, with the edit form for tenant
+// show is the tenant's data rules, with the edit form for tenant
 // admins.
-func (c *Console) rulesPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c rulesPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Data rules", rulesNav) {
 		return
 	}
@@ -27,7 +30,7 @@ func (c *Console) rulesPage(w http.ResponseWriter, r *http.Request, s *session) 
 }
 
 // setRules replaces the tenant's data rules.
-func (c *Console) setRules(w http.ResponseWriter, r *http.Request, s *session) {
+func (c rulesPage) setRules(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Data rules", rulesNav) {
 		return
 	}
@@ -94,7 +97,7 @@ func parseTags(text string, p *web.Problems) map[string]string {
 	return tags
 }
 
-func (c *Console) renderRules(w http.ResponseWriter, r *http.Request, s *session, status int, form *rulesForm, p web.Problems) {
+func (c rulesPage) renderRules(w http.ResponseWriter, r *http.Request, s *session, status int, form *rulesForm, p web.Problems) {
 	resp, err := s.api.Tenants.GetDataRules(r.Context(), connect.NewRequest(&adminv1.GetDataRulesRequest{Tenant: s.tenant}))
 	if err != nil {
 		c.fail(w, r, s, err)

@@ -11,9 +11,13 @@ import (
 	"weir.dev/web"
 )
 
-// secretsPage lists the tenant's secrets (names, hosts, users, when set;
+// secretsPage is the tenant's secrets page (/console/secrets): names and
+// hosts, the set form and deletion (values are never shown).
+type secretsPage struct{ *base }
+
+// show lists the tenant's secrets (names, hosts, users, when set;
 // never values), with the set form for tenant and provider admins.
-func (c *Console) secretsPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c secretsPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Secrets", "secrets") {
 		return
 	}
@@ -23,7 +27,7 @@ func (c *Console) secretsPage(w http.ResponseWriter, r *http.Request, s *session
 // setSecret sets a secret. The value goes to the API and nowhere else: a
 // refused form comes back with the name and hosts but an empty value, and
 // success redirects.
-func (c *Console) setSecret(w http.ResponseWriter, r *http.Request, s *session) {
+func (c secretsPage) setSecret(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Secrets", "secrets") {
 		return
 	}
@@ -57,7 +61,7 @@ func (c *Console) setSecret(w http.ResponseWriter, r *http.Request, s *session) 
 
 // deleteSecret deletes the named secret; one still in use is refused with
 // its users in the message.
-func (c *Console) deleteSecret(w http.ResponseWriter, r *http.Request, s *session) {
+func (c secretsPage) deleteSecret(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
 	back := acctURL("/console/secrets", s.tenant, nil)
 	_, err := s.api.Secrets.DeleteSecret(r.Context(), connect.NewRequest(&adminv1.DeleteSecretRequest{Tenant: s.tenant, Name: name}))
@@ -72,7 +76,7 @@ func (c *Console) deleteSecret(w http.ResponseWriter, r *http.Request, s *sessio
 	c.redirect(w, r, back, web.Flash{Kind: web.FlashOK, Text: "Secret " + name + " deleted."})
 }
 
-func (c *Console) renderSecrets(w http.ResponseWriter, r *http.Request, s *session, status int, v web.SecretsView) {
+func (c secretsPage) renderSecrets(w http.ResponseWriter, r *http.Request, s *session, status int, v web.SecretsView) {
 	var list []*adminv1.Secret
 	tok := ""
 	for {

@@ -196,7 +196,7 @@ func cutLast(s string, sep byte) (before, after string, ok bool) {
 }
 
 // cookie returns a console cookie with the console's attributes.
-func (c *Console) cookie(r *http.Request, name, value string, maxAge time.Duration) *http.Cookie {
+func (c *base) cookie(r *http.Request, name, value string, maxAge time.Duration) *http.Cookie {
 	ck := &http.Cookie{
 		Name:     name,
 		Value:    value,
@@ -216,8 +216,8 @@ func (c *Console) cookie(r *http.Request, name, value string, maxAge time.Durati
 }
 
 // clearCookie deletes a console cookie.
-func (c *Console) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
+func (c *base) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
 	http.SetCookie(w, c.cookie(r, name, "", -1))
 }
 
-func (c *Console) secure(r *http.Request) bool { return c.d.SecureCookies || r.TLS != nil }
+func (c *base) secure(r *http.Request) bool { return c.d.SecureCookies || r.TLS != nil }

@@ -11,16 +11,20 @@ import (
 	"weir.dev/web"
 )
 
-// tenantsPage lists the tenants the admin can see (ListTenants filters by
+// tenantsPage is the tenants page (/console/tenants): the list, the create
+// form and the current tenant's caller limits (limits.go).
+type tenantsPage struct{ *base }
+
+// show lists the tenants the admin can see (ListTenants filters by
 // role), with the create form for cluster admins.
-func (c *Console) tenantsPage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c tenantsPage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	c.renderTenants(w, r, s, http.StatusOK, "", web.Problems{})
 }
 
 // createTenant creates a tenant (the API refuses everyone but cluster
 // admins, and checks the name). A refused name re-renders the page with
 // the problems inline and the value kept; success redirects with a flash.
-func (c *Console) createTenant(w http.ResponseWriter, r *http.Request, s *session) {
+func (c tenantsPage) createTenant(w http.ResponseWriter, r *http.Request, s *session) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	_, err := s.api.Tenants.CreateTenant(r.Context(), connect.NewRequest(&adminv1.CreateTenantRequest{Name: name}))
 	if err != nil {
@@ -35,13 +39,13 @@ func (c *Console) createTenant(w http.ResponseWriter, r *http.Request, s *sessio
 	c.redirect(w, r, "/console/tenants", web.Flash{Kind: web.FlashOK, Text: "Tenant " + name + " created."})
 }
 
-func (c *Console) renderTenants(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p web.Problems) {
+func (c tenantsPage) renderTenants(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p web.Problems) {
 	c.renderTenantsWith(w, r, s, status, name, p, nil, web.Problems{})
 }
 
 // renderTenantsWith renders the tenants page; form and lp are the limits
 // form after a refused submission (nil: the stored limits).
-func (c *Console) renderTenantsWith(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p web.Problems,
+func (c tenantsPage) renderTenantsWith(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p web.Problems,
 	form *limitsForm, lp web.Problems,
 ) {
 	resp, err := s.api.Tenants.ListTenants(r.Context(), connect.NewRequest(&adminv1.ListTenantsRequest{PageSize: 1000}))

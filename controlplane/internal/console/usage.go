@@ -13,6 +13,10 @@ import (
 	"weir.dev/web"
 )
 
+// usagePage is the tenant's usage page (/console/usage) and its downloads
+// (usage_export.go).
+type usagePage struct{ *base }
+
 // usagePresets are the range links of the usage page, in order; the first
 // is the default.
 var usagePresets = []struct {
@@ -128,9 +132,9 @@ func (rng usageRange) exportURL(tenant, ext, granularity string) string {
 	})
 }
 
-// usagePage draws the tenant's cost and calls over time by member, from
+// show draws the tenant's cost and calls over time by member, from
 // ExportUsage rows summed here (at most maxUsageRows of them).
-func (c *Console) usagePage(w http.ResponseWriter, r *http.Request, s *session) {
+func (c usagePage) show(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needTenant(w, r, s, "Usage", "usage") {
 		return
 	}
@@ -205,7 +209,7 @@ func callsText(n int64) string {
 
 // readUsage streams the tenant's usage rows of rng to each, until each
 // returns false or the stream ends.
-func (c *Console) readUsage(r *http.Request, s *session, rng usageRange, g adminv1.UsageGranularity, each func([]*adminv1.UsageRow) bool) error {
+func (c usagePage) readUsage(r *http.Request, s *session, rng usageRange, g adminv1.UsageGranularity, each func([]*adminv1.UsageRow) bool) error {
 	stream, err := s.api.Usage.ExportUsage(r.Context(), connect.NewRequest(&adminv1.ExportUsageRequest{
 		Tenant: s.tenant, StartTime: timestamppb.New(rng.start), EndTime: timestamppb.New(rng.end), Granularity: g,
 	}))

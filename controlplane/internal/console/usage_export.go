@@ -19,11 +19,11 @@ var exportGranularities = map[string]adminv1.UsageGranularity{
 	"month": adminv1.UsageGranularity_USAGE_GRANULARITY_MONTH,
 }
 
-func (c *Console) exportUsageCSV(w http.ResponseWriter, r *http.Request, s *session) {
+func (c usagePage) exportUsageCSV(w http.ResponseWriter, r *http.Request, s *session) {
 	c.exportUsage(w, r, s, "csv")
 }
 
-func (c *Console) exportUsageJSON(w http.ResponseWriter, r *http.Request, s *session) {
+func (c usagePage) exportUsageJSON(w http.ResponseWriter, r *http.Request, s *session) {
 	c.exportUsage(w, r, s, "json")
 }
 
@@ -33,7 +33,7 @@ func (c *Console) exportUsageJSON(w http.ResponseWriter, r *http.Request, s *ses
 // error before the first batch is an error page; one after it aborts the
 // response, so that a truncated download is never mistaken for a whole
 // one.
-func (c *Console) exportUsage(w http.ResponseWriter, r *http.Request, s *session, format string) {
+func (c usagePage) exportUsage(w http.ResponseWriter, r *http.Request, s *session, format string) {
 	if c.needTenant(w, r, s, "Usage", "usage") {
 		return
 	}
@@ -94,7 +94,7 @@ func (c *Console) exportUsage(w http.ResponseWriter, r *http.Request, s *session
 
 // abortExport ends a download midway: the connection is cut, so the client
 // sees a failed download rather than a short file.
-func (c *Console) abortExport(r *http.Request, err error) {
+func (c usagePage) abortExport(r *http.Request, err error) {
 	if r.Context().Err() == nil {
 		c.d.Log.Error("console: usage export failed midway", "err", err)
 	}
