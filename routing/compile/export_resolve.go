@@ -12,9 +12,9 @@ import (
 
 // Resolve is Record for a record that may break rules: it returns the record
 // compiled as far as the compiler gets, with the problems Record would refuse
-// it for (nil when there are none). What a problem is about is left as the
-// compiler leaves it before refusing (its default, or zero); everything else
-// is resolved as for a record without problems. The edges never route over
+// it for (nil when there are none). The conversion checks nothing, so a
+// field a problem is about is as given (an unknown wire format or auth kind
+// as none); everything else is resolved as for a record without problems. The edges never route over
 // such a record: Compile refuses the snapshot that holds it.
 func Resolve(r *configv1.ProviderRecord, managed bool) (*routing.Record, []*Problem) {
 	var ps problems

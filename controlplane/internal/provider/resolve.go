@@ -85,8 +85,8 @@ func (res resolution) member(m *Member) (*routing.Member, *configv1.Member) {
 //
 // A record the compiler refuses (Warnings reports each problem as
 // record_refused) is still shown: every member as the compiler resolves it
-// before refusing, which leaves what a problem is about at its default or
-// zero and everything else as it would be. The edges route on none of it
+// before refusing: a field a problem is about as given (an unknown wire
+// format or auth kind as none), everything else as it would be. The edges route on none of it
 // until the problems are fixed.
 func Effective(r *Record, m *Member) *adminv1.EffectiveMember {
 	return compiled(r).effective(r, m)

@@ -158,9 +158,10 @@ func TestEffectiveOfARefusedRecord(t *testing.T) {
 		len(got.GetPrices()) != 1 || !got.GetPrices()[0].GetWhole() {
 		t.Errorf("france's resolved fields = %v", got)
 	}
-	// What a problem is about is left as the compiler leaves it: the
-	// weight at its default, the region as given.
-	if got.GetWeight() != 1 || got.GetRegion() != "EU WEST" {
+	// What a problem is about is left as the compiler converts it, which
+	// is as given: the compiler's conversion checks nothing
+	// (compile.CheckRecord does).
+	if got.GetWeight() != 20_000 || got.GetRegion() != "EU WEST" {
 		t.Errorf("weight, region = %d, %q", got.GetWeight(), got.GetRegion())
 	}
 	if s := Effective(r, r.member("sweden")); s.GetKeySecret() != "azure-key" || s.GetRegion() != "eu-north" {
