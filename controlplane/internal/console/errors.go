@@ -144,3 +144,20 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// editRefusal reads the API's refusal of an edit form's request. Unless it
+// shows the refusal as an error page itself (not signed in, or the record
+// gone: shown reports false), it returns the problems to show beside the
+// form and the status to answer with; a stale expected_revision gets a
+// message saying to reload.
+func (c *base) editRefusal(w http.ResponseWriter, r *http.Request, s *session, err error) (p web.Problems, status int, shown bool) {
+	if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
+		c.fail(w, r, s, err)
+		return p, 0, true
+	}
+	p, status = problemsOf(err)
+	if connect.CodeOf(err) == connect.CodeAborted {
+		p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
+	}
+	return p, status, false
+}

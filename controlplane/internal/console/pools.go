@@ -225,13 +225,9 @@ func (c memberEditPage) updateMember(w http.ResponseWriter, r *http.Request, s *
 
 // memberRefused shows a member's edit form again with the API's refusal.
 func (c memberEditPage) memberRefused(w http.ResponseWriter, r *http.Request, s *session, f web.MemberForm, err error) {
-	if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
-		c.fail(w, r, s, err)
+	p, status, shown := c.editRefusal(w, r, s, err)
+	if shown {
 		return
-	}
-	p, status := problemsOf(err)
-	if connect.CodeOf(err) == connect.CodeAborted {
-		p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
 	}
 	f.Problems = memberProblems(p, f)
 	c.renderMemberForm(w, r, s, status, f)

@@ -316,13 +316,9 @@ func (c recordEditPage) readRecordEdit(w http.ResponseWriter, r *http.Request, s
 
 // recordRefused shows the settings form again with the API's refusal.
 func (c recordEditPage) recordRefused(w http.ResponseWriter, r *http.Request, s *session, e recordEdit, f web.RecordForm, err error) {
-	if connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodeNotFound {
-		c.fail(w, r, s, err)
+	p, status, shown := c.editRefusal(w, r, s, err)
+	if shown {
 		return
-	}
-	p, status := problemsOf(err)
-	if connect.CodeOf(err) == connect.CodeAborted {
-		p.Message = "The record was changed meanwhile (by someone else?): reload the page to see its current values, then edit again."
 	}
 	f.Problems = foldProblems(rowProblems(p), recordInputs(len(f.Prices)))
 	c.renderRecordForm(w, r, s, status, e, f)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"weir.dev/routing/compile"
 )
 
 // ErrInvalid is wrapped by every error this package returns for a request
@@ -36,26 +38,28 @@ func (p *Problem) Error() string {
 }
 
 // Problem codes. New codes may be added; clients show unknown ones with
-// their message.
+// their message. The codes of a record's rules are the shared compiler's
+// (compile.CheckRecord): the admin API returns them as they are.
 const (
-	CodeRequired       = "required"
-	CodeInvalidName    = "invalid_name"
-	CodeInvalidValue   = "invalid_value"
-	CodeTooLong        = "too_long"
-	CodeTooMany        = "too_many"
-	CodeOutOfRange     = "out_of_range"
-	CodeNegative       = "negative"
-	CodeDuplicate      = "duplicate"
-	CodeNotHTTPS       = "not_https"
-	CodePrivateAddress = "private_address"
-	CodeInvalidURL     = "invalid_url"
-	CodeUnknownSecret  = "unknown_secret"
-	CodePriceNotWhole  = "price_not_whole"
-	CodeNotAModel      = "not_a_model"
-	CodeNotAllowed     = "not_allowed"
-	CodeUnknownPath    = "unknown_path"
-	CodeWireMismatch   = "wire_mismatch"
-	CodeConflict       = "conflict"
+	CodeRequired       = compile.CodeRequired
+	CodeInvalidName    = compile.CodeInvalidName
+	CodeInvalidValue   = compile.CodeInvalidValue
+	CodeTooMany        = compile.CodeTooMany
+	CodeOutOfRange     = compile.CodeOutOfRange
+	CodeNegative       = compile.CodeNegative
+	CodeDuplicate      = compile.CodeDuplicate
+	CodeNotHTTPS       = compile.CodeNotHTTPS
+	CodePrivateAddress = compile.CodePrivateAddress
+	CodeInvalidURL     = compile.CodeInvalidURL
+	CodeUnknownSecret  = compile.CodeUnknownSecret
+	CodePriceNotWhole  = compile.CodePriceNotWhole
+	CodeNotAModel      = compile.CodeNotAModel
+	CodeNotAllowed     = compile.CodeNotAllowed
+
+	CodeTooLong      = "too_long"
+	CodeUnknownPath  = "unknown_path"
+	CodeWireMismatch = "wire_mismatch"
+	CodeConflict     = "conflict"
 )
 
 // problems collects every problem of one validation.
