@@ -45,6 +45,7 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0
 	weir.dev/listen v0.0.0-00010101000000-000000000000
+	weir.dev/natsconf v0.0.0-00010101000000-000000000000
 	weir.dev/routing v0.0.0-00010101000000-000000000000
 )
 
@@ -53,3 +54,5 @@ replace weir.dev/routing v0.0.0-00010101000000-000000000000 => ../routing
 replace weir.dev/listen v0.0.0-00010101000000-000000000000 => ../listen
 
 replace weir.dev/web v0.0.0-00010101000000-000000000000 => ../web
+
+replace weir.dev/natsconf => ../natsconf

@@ -15,6 +15,7 @@ require (
 	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
 	weir.dev/listen v0.0.0-00010101000000-000000000000
+	weir.dev/natsconf v0.0.0-00010101000000-000000000000
 	weir.dev/proto v0.0.0-00010101000000-000000000000
 )
 
@@ -73,3 +74,5 @@ replace weir.dev/proto => ../proto
 replace weir.dev/routing => ../routing
 
 replace weir.dev/listen => ../listen
+
+replace weir.dev/natsconf => ../natsconf

@@ -43,7 +43,7 @@ func TestResolve(t *testing.T) {
 	if len(problems) != 1 || problems[0].Field != "weight" {
 		t.Fatalf("problems = %v", problems)
 	}
-	if got.Members[1].Weight != 1 || got.Members[1].KeySecret != "kb" || got.Members[1].Region != "eu" {
+	if got.Members[1].Weight != 20_000 || got.Members[1].KeySecret != "kb" || got.Members[1].Region != "eu" {
 		t.Errorf("member b = %+v", got.Members[1])
 	}
 	if _, err := Record(r, false); len(Problems(err)) != 1 {

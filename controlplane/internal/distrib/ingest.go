@@ -18,6 +18,7 @@ import (
 
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
+	"weir.dev/natsconf"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -148,7 +149,7 @@ func (in *Ingest) Run(ctx context.Context) error {
 
 // ensure creates (or updates) the stream and the durable consumer.
 func (in *Ingest) ensure(ctx context.Context) (jetstream.Consumer, error) {
-	s, err := in.js.CreateOrUpdateStream(ctx, UsageStreamConfig())
+	s, err := in.js.CreateOrUpdateStream(ctx, natsconf.UsageStreamConfig())
 	if err != nil {
 		return nil, fmt.Errorf("distrib: stream %s: %w", natsnames.UsageStream, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"weir.dev/controlplane/internal/snapshot"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
+	"weir.dev/natsconf"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -329,7 +330,7 @@ func (p *Publisher) bucket(ctx context.Context, again bool) error {
 	if p.kv != nil && !again {
 		return nil
 	}
-	kv, err := p.js.CreateOrUpdateKeyValue(ctx, ConfigBucketConfig())
+	kv, err := p.js.CreateOrUpdateKeyValue(ctx, natsconf.ConfigBucketConfig())
 	if err != nil {
 		return fmt.Errorf("distrib: bucket %s: %w", natsnames.ConfigBucket, err)
 	}

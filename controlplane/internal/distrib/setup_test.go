@@ -12,6 +12,7 @@ import (
 	"weir.dev/controlplane/internal/natsembed"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/pgtest"
+	"weir.dev/natsconf"
 	"weir.dev/routing/natsnames"
 )
 
@@ -28,7 +29,7 @@ func TestSetupIsIdempotent(t *testing.T) {
 	}
 	// An edge that came first creates the views bucket with the same
 	// settings (edge/internal/distrib).
-	if _, err := js.CreateKeyValue(ctx, distrib.ViewsBucketConfig()); err != nil {
+	if _, err := js.CreateKeyValue(ctx, natsconf.ViewsBucketConfig()); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

@@ -14,6 +14,7 @@ import (
 
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
+	"weir.dev/natsconf"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -71,7 +72,7 @@ func (v *ViewMirror) Run(ctx context.Context) error {
 // watch runs one watcher (on the bucket, created when missing) until it
 // fails or ctx ends.
 func (v *ViewMirror) watch(ctx context.Context) error {
-	kv, err := v.js.CreateOrUpdateKeyValue(ctx, ViewsBucketConfig())
+	kv, err := v.js.CreateOrUpdateKeyValue(ctx, natsconf.ViewsBucketConfig())
 	if err != nil {
 		return fmt.Errorf("distrib: bucket %s: %w", natsnames.ViewsBucket, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"weir.dev/controlplane/internal/natsembed"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/natsconf"
 )
 
 // distribution is the running distribution layer: the NATS connection, the
@@ -35,7 +36,7 @@ type distribution struct {
 // outbox_stalled) and no usage is ingested.
 func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, log *slog.Logger) (*distribution, error) {
 	url := cfg.NatsURL
-	auth := natsOptions(cfg.NatsAuth)
+	auth := natsconf.AuthOptions(cfg.NatsAuth)
 	var embedded *natsembed.Server
 	if url == "" {
 		if !cfg.Dev {

@@ -3,8 +3,6 @@ package server
 import (
 	"path/filepath"
 
-	"github.com/nats-io/nats.go"
-
 	"weir.dev/controlplane/internal/natsauth"
 	"weir.dev/routing/rules"
 )
@@ -13,24 +11,6 @@ import (
 // connection (DESIGN.md §4); its rules (rules.NATSAuth.Check) are the
 // edge's, with --dev allowing a plain connection.
 type NatsAuth = rules.NATSAuth
-
-// natsOptions are a's nats.go options.
-func natsOptions(a NatsAuth) []nats.Option {
-	var o []nats.Option
-	if a.Creds != "" {
-		o = append(o, nats.UserCredentials(a.Creds))
-	}
-	if a.User != "" {
-		o = append(o, nats.UserInfo(a.User, a.Password))
-	}
-	if a.CA != "" {
-		o = append(o, nats.RootCAs(a.CA))
-	}
-	if a.Cert != "" {
-		o = append(o, nats.ClientCert(a.Cert, a.Key))
-	}
-	return o
-}
 
 // NatsConfig returns the nats-server authorization block (JSON, which
 // nats-server's configuration format takes) of the control plane's user

@@ -21,10 +21,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
-	"weir.dev/edge/internal/distrib"
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/natstest"
 	"weir.dev/edge/internal/secrets"
+	"weir.dev/natsconf"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -126,7 +126,7 @@ func TestNATSMode(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := js.CreateKeyValue(ctx, distrib.ConfigBucketConfig())
+	kv, err := js.CreateKeyValue(ctx, natsconf.ConfigBucketConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestNATSModeReadiness(t *testing.T) {
 			js, _ := jetstream.New(nc)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			kv, err := js.CreateKeyValue(ctx, distrib.ConfigBucketConfig())
+			kv, err := js.CreateKeyValue(ctx, natsconf.ConfigBucketConfig())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/natstest"
 	"weir.dev/edge/internal/secrets"
+	"weir.dev/natsconf"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
 	"weir.dev/routing/natsnames"
@@ -70,7 +71,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := ensureKV(ctx, js, ConfigBucketConfig()); err != nil {
+	if _, err := ensureKV(ctx, js, natsconf.ConfigBucketConfig()); err != nil {
 		b.Fatal(err)
 	}
 	ciphertext, err := secrets.Seal(testEdgeKey, []byte(testProviderKey), rand.Reader)

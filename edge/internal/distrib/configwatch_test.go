@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weir.dev/edge/internal/gateway"
+	"weir.dev/natsconf"
 )
 
 // When NATS comes back while the config watch waits out its backoff (which
@@ -32,7 +33,7 @@ func TestConfigWatchRetriesAtOnceOnReconnect(t *testing.T) {
 		if !ok {
 			return nil, errors.New("NATS is away")
 		}
-		return ensureKV(ctx, js, ConfigBucketConfig())
+		return ensureKV(ctx, js, natsconf.ConfigBucketConfig())
 	}
 	ncalls := func() int {
 		mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"weir.dev/edge/internal/secrets"
+	"weir.dev/natsconf"
 	"weir.dev/routing/rules"
 )
 
@@ -19,31 +20,13 @@ import (
 // An edge has no dev mode: it checks with allowPlain false.
 type Auth = rules.NATSAuth
 
-// authOptions are a's nats.go options.
-func authOptions(a Auth) []nats.Option {
-	var o []nats.Option
-	if a.Creds != "" {
-		o = append(o, nats.UserCredentials(a.Creds))
-	}
-	if a.User != "" {
-		o = append(o, nats.UserInfo(a.User, a.Password))
-	}
-	if a.CA != "" {
-		o = append(o, nats.RootCAs(a.CA))
-	}
-	if a.Cert != "" {
-		o = append(o, nats.ClientCert(a.Cert, a.Key))
-	}
-	return o
-}
-
 // Connect dials NATS the way an edge needs it: it returns at once even when
 // NATS is down (the edge serves from its disk cache meanwhile), reconnects
 // forever, and does not buffer while disconnected, so that publishes fail
 // fast and call records take the journal's replay path. auth authenticates
 // and secures the connection.
 func Connect(url, edgeID string, auth Auth, log *slog.Logger) (*nats.Conn, error) {
-	opts := append(authOptions(auth),
+	opts := append(natsconf.AuthOptions(auth),
 		nats.Name("weir-edge "+edgeID),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"weir.dev/natsconf"
 	"weir.dev/routing/rules"
 
 	"github.com/nats-io/nats.go"
@@ -298,12 +300,12 @@ func (e *Edge) openBuckets(ctx context.Context) (jetstream.KeyValue, error) {
 		}
 		return ensureKV(ctx, e.cfgjs, cfg)
 	}
-	views, err := open(ViewsBucketConfig())
+	views, err := open(natsconf.ViewsBucketConfig())
 	if err != nil {
 		return nil, err
 	}
 	e.viewsKV.Store(&views)
-	aff, err := open(AffinityBucketConfig())
+	aff, err := open(natsconf.AffinityBucketConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +314,7 @@ func (e *Edge) openBuckets(ctx context.Context) (jetstream.KeyValue, error) {
 	case e.aff.wake <- struct{}{}:
 	default:
 	}
-	return open(ConfigBucketConfig())
+	return open(natsconf.ConfigBucketConfig())
 }
 
 // Close stops taking commands, flushes call records (those not acked by

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"weir.dev/natsconf"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -33,7 +34,7 @@ func TestPropagationTwoEdges(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv, err := ensureKV(ctx, mustJS(t, put), ConfigBucketConfig())
+	kv, err := ensureKV(ctx, mustJS(t, put), natsconf.ConfigBucketConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

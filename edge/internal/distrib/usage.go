@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"weir.dev/natsconf"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -286,7 +287,7 @@ func (u *Usage) publish(payload []byte) (jetstream.PubAckFuture, error) {
 func (u *Usage) ensureStream(ctx context.Context) error {
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return ensureStream(c, u.js, UsageStreamConfig())
+	return ensureStream(c, u.js, natsconf.UsageStreamConfig())
 }
 
 func (u *Usage) ackedPos() pos {

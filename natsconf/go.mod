@@ -1,0 +1,18 @@
+module weir.dev/natsconf
+
+go 1.26.0
+
+require (
+	github.com/nats-io/nats.go v1.55.0
+	weir.dev/routing v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
+
+replace weir.dev/routing => ../routing
