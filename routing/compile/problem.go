@@ -38,15 +38,17 @@ func (p *Problem) Error() string {
 
 // Problems returns every *Problem wrapped by err, in the order Compile found
 // them (the order of the snapshot), or nil when err holds none.
-func Problems(err error) []*Problem {
-	var out []*Problem
+func Problems(err error) []*Problem { return Collect[*Problem](err) }
+
+// Collect returns every error of type T that err wraps, through %w chains
+// and errors.Join trees, in order (depth first), or nil when it wraps none.
+// A T found is not looked into further.
+func Collect[T error](err error) []T {
+	var out []T
 	var walk func(error)
 	walk = func(e error) {
-		if e == nil {
-			return
-		}
-		if p, ok := e.(*Problem); ok {
-			out = append(out, p)
+		if t, ok := e.(T); ok {
+			out = append(out, t)
 			return
 		}
 		switch u := e.(type) {
@@ -58,7 +60,9 @@ func Problems(err error) []*Problem {
 			walk(u.Unwrap())
 		}
 	}
-	walk(err)
+	if err != nil {
+		walk(err)
+	}
 	return out
 }
 

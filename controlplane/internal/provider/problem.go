@@ -93,29 +93,7 @@ func (ps *problems) err() error {
 
 // Problems returns every *Problem wrapped by err, in the order they were
 // found, or nil when err holds none.
-func Problems(err error) []*Problem {
-	var out []*Problem
-	var walk func(error)
-	walk = func(e error) {
-		if e == nil {
-			return
-		}
-		if p, ok := e.(*Problem); ok {
-			out = append(out, p)
-			return
-		}
-		switch u := e.(type) {
-		case interface{ Unwrap() []error }:
-			for _, x := range u.Unwrap() {
-				walk(x)
-			}
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		}
-	}
-	walk(err)
-	return out
-}
+func Problems(err error) []*Problem { return compile.Collect[*Problem](err) }
 
 // join builds a field path: join("spec", "auth", "kind") is
 // "spec.auth.kind"; empty parts are skipped.
