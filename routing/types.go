@@ -111,6 +111,8 @@ const (
 	DefaultCooldownMax       = time.Hour
 	DefaultMaxRecords        = 3
 	DefaultMaxOutput         = 4096
+	DefaultWeight            = 1 // a member's weight when it gives none (or 0)
+	DefaultOrder             = 1 // a member's order when it gives none (or 0)
 	ServerErrorCooldown      = 5 * time.Second
 	TransportCooldown        = 5 * time.Second
 	SpentCooldown            = 5 * time.Minute

@@ -9,6 +9,7 @@ import (
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
 	"weir.dev/routing/compile"
 )
 
@@ -336,10 +337,10 @@ func sortPrices(ps []*configv1.Price) {
 //   - API-key auth that names no header uses the wire format's usual one.
 func normalizeMember(rec *adminv1.ProviderSpec, spec *adminv1.PoolMemberSpec) {
 	if spec.Weight == 0 {
-		spec.Weight = 1
+		spec.Weight = routing.DefaultWeight
 	}
 	if spec.Order == 0 {
-		spec.Order = 1
+		spec.Order = routing.DefaultOrder
 	}
 	a := spec.GetAuth()
 	switch {

@@ -311,7 +311,7 @@ func signingSecret(a *configv1.Auth, keySecret string) string {
 func sortedMembers(r *Record) []*Member {
 	out := slices.Clone(r.Members)
 	slices.SortFunc(out, func(a, b *Member) int {
-		ao, bo := max(a.Spec.GetOrder(), 1), max(b.Spec.GetOrder(), 1)
+		ao, bo := max(a.Spec.GetOrder(), routing.DefaultOrder), max(b.Spec.GetOrder(), routing.DefaultOrder)
 		if ao != bo {
 			if ao < bo {
 				return -1
