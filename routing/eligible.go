@@ -2,6 +2,9 @@ package routing
 
 // Eligible returns the members of r a call may go to, after the hard filters
 // of ROUTING.md §2 in this order: off or not serving the model (R-ELIG-1),
+// unable to answer the endpoint or a feature the call asks for (R-FMT-3,
+// R-FMT-7: 400 weir_unsupported_feature naming the field when that leaves
+// none),
 // the tenant's data rules (R-ELIG-2), the key's regions (R-ELIG-2), the
 // pool's and the caller's region narrowing (R-ELIG-3), and members the pool
 // found disabled (R-ELIG-4). When a step leaves no member the call ends with
@@ -16,6 +19,21 @@ func (t *Table) Eligible(r *Record, model string, req *Request, st *States) ([]*
 	}
 	if len(ms) == 0 {
 		return nil, newError(503, CodePoolUnavailable, "every deployment of "+quote(r.Name)+" serving "+quote(model)+" is off or disabled")
+	}
+	var lacking Features
+	ms = filterMembers(ms, func(m *Member) bool {
+		if !m.Format().ServesEndpoint(req.Endpoint) {
+			return false
+		}
+		l := m.Format().Lacks(req.Endpoint, req.Features)
+		lacking |= l
+		return l == 0
+	})
+	if len(ms) == 0 {
+		if lacking != 0 {
+			return nil, newError(400, CodeUnsupportedFeature, "no deployment of "+quote(r.Name)+" that serves "+quote(model)+" supports the request's "+quote(lacking.Field()))
+		}
+		return nil, newError(400, CodeWrongEndpoint, "model "+quote(model)+" cannot be called through "+req.Endpoint.String())
 	}
 	ms = filterMembers(ms, func(m *Member) bool { return t.Rules.allows(m) })
 	if len(ms) == 0 {

@@ -24,6 +24,9 @@ const (
 	CodeUpstreamTimeout     = "weir_upstream_timeout"
 	CodeBudgetExceeded      = "weir_budget_exceeded"
 	CodeInsufficientQuota   = "insufficient_quota"
+	// CodeUnsupportedFeature: the call asks for a feature no eligible
+	// member's wire format can say (R-FMT-3).
+	CodeUnsupportedFeature = "weir_unsupported_feature"
 	// CodeTenantLimit and CodeKeyLimit refuse a call over the tenant's or
 	// the key's caller limits (R-CAP-2), with status 429.
 	CodeTenantLimit = "weir_tenant_limit"

@@ -24,6 +24,9 @@ type Request struct {
 	// MaxOutput is the request's max_tokens / max_completion_tokens /
 	// max_output_tokens, 0 when it names none (R-COST-1).
 	MaxOutput int64
+	// Features are the shape-changing features the body asks for
+	// (R-FMT-3).
+	Features Features
 }
 
 // splitPinned resolves "record/model" (R-MODEL-1): when the part before the
@@ -41,19 +44,24 @@ func (t *Table) splitPinned(model string) (*Record, string) {
 	return nil, model
 }
 
-// endpointFits reports whether a record's wire format and model kind fit the
-// endpoint (R-MODEL-2 first step): /v1/messages only for anthropic and
-// bedrock records, OpenAI paths only for openai records; embeddings only
-// through /v1/embeddings.
+// endpointFits reports whether a record's model kind fits the endpoint
+// (R-MODEL-2 first step): a chat model through any chat endpoint, whatever
+// the wire format (§11); an embeddings model only through /v1/embeddings,
+// on a record with a member that can answer it (openai or gemini, R-FMT-7).
 func endpointFits(e Endpoint, r *Record, model string) bool {
 	kind := r.Models[model]
 	switch e {
-	case EndpointMessages:
-		return (r.Wire == WireAnthropic || r.Wire == WireBedrock) && kind == KindChat
+	case EndpointMessages, EndpointChatCompletions, EndpointResponses:
+		return kind == KindChat
 	case EndpointEmbeddings:
-		return r.Wire == WireOpenAI && kind == KindEmbeddings
-	case EndpointChatCompletions, EndpointResponses:
-		return r.Wire == WireOpenAI && kind == KindChat
+		if kind != KindEmbeddings {
+			return false
+		}
+		for _, m := range r.Members {
+			if m.Format().ServesEndpoint(e) {
+				return true
+			}
+		}
 	}
 	return false
 }

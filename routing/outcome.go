@@ -88,6 +88,11 @@ type Verdict struct {
 	// Reason is a short machine-readable reason ("insufficient_quota",
 	// "ThrottlingException", "http_429", …) for attempts and views.
 	Reason string
+	// DayQuota marks a refusal naming a per-day quota (Gemini's
+	// RESOURCE_EXHAUSTED with a …PerDay… quota id): the member cools until
+	// the current day ends in its record's DayZone (R-HEAD-6, R-FMT-8),
+	// capped as every cooldown.
+	DayQuota bool
 }
 
 // MaxErrorPeek bounds how much of an error body the classifier reads.

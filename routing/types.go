@@ -12,6 +12,7 @@ const (
 	WireOpenAI
 	WireAnthropic
 	WireBedrock
+	WireGemini
 )
 
 func (w WireFormat) String() string {
@@ -22,6 +23,8 @@ func (w WireFormat) String() string {
 		return "anthropic"
 	case WireBedrock:
 		return "bedrock"
+	case WireGemini:
+		return "gemini"
 	}
 	return "unknown"
 }
@@ -63,6 +66,20 @@ func (e Endpoint) String() string {
 // format (errors are then written in Anthropic's shape).
 func (e Endpoint) AnthropicFormat() bool { return e == EndpointMessages }
 
+// Native reports whether a call on endpoint e goes to a member of wire
+// format w as the caller sent it (R-FMT-1): OpenAI paths to openai members,
+// /v1/messages to anthropic and bedrock members. Every other pair is
+// translated (R-FMT-2).
+func (e Endpoint) Native(w WireFormat) bool {
+	switch e {
+	case EndpointChatCompletions, EndpointResponses, EndpointEmbeddings:
+		return w == WireOpenAI
+	case EndpointMessages:
+		return w == WireAnthropic || w == WireBedrock
+	}
+	return false
+}
+
 // AuthKind is how the edge signs for an endpoint.
 type AuthKind uint8
 
@@ -71,6 +88,10 @@ const (
 	AuthAPIKey
 	AuthSigV4
 	AuthOAuth2
+	// AuthGoogleServiceAccount signs with access tokens from a Google
+	// service account's JSON key (the member's key secret), got by the
+	// signed-JWT grant at the key's token_uri (Vertex AI).
+	AuthGoogleServiceAccount
 )
 
 // Auth is how to sign for one member, taken as a whole from the record when
@@ -87,9 +108,15 @@ type Auth struct {
 	Scopes          []string
 }
 
-// Limits are declared per-minute limits; 0 means not declared.
+// Limits are a member's declared limits; 0 means not declared. Every one
+// is cluster-wide: an edge counts against its share (R-HEAD-7).
 type Limits struct {
+	// RPM, InputTPM and OutputTPM are per rolling minute (R-HEAD-2).
 	RPM, InputTPM, OutputTPM int64
+	// RPD is requests per calendar day in the record's DayZone (R-HEAD-6).
+	RPD int64
+	// MaxInFlight is the calls the member may hold at once (R-CAP-1).
+	MaxInFlight int64
 }
 
 // Recovery holds a record's failover settings, defaults already applied.
@@ -171,6 +198,18 @@ type Member struct {
 	// account, else "secret:<key secret>", else the member's own ID.
 	Account    string
 	APIVersion string
+	// Wire is the member's wire format: its own, else its record's
+	// (R-FMT-4). Read it with Format, which also covers a member built
+	// without one.
+	Wire WireFormat
+}
+
+// Format is the member's wire format: Wire, else its record's.
+func (m *Member) Format() WireFormat {
+	if m.Wire == WireUnknown && m.Record != nil {
+		return m.Record.Wire
+	}
+	return m.Wire
 }
 
 // Serves reports whether the member serves the caller's model (R-ELIG-1).
@@ -207,6 +246,9 @@ type Record struct {
 	DefaultMaxOutput int64
 	Priority         int32
 	CreatedAt        time.Time
+	// DayZone is the zone whose calendar days count RPD (R-HEAD-6); never
+	// nil (UTC when the record names none).
+	DayZone *time.Location
 }
 
 // Key is a caller's API key with its restrictions.

@@ -14,8 +14,11 @@ import (
 // none: the one each wire format's own API reads ("authorization" is sent as
 // "Bearer <key>"; Bedrock API keys are bearer tokens too).
 func defaultKeyHeader(w routing.WireFormat) string {
-	if w == routing.WireAnthropic {
+	switch w {
+	case routing.WireAnthropic:
 		return "x-api-key"
+	case routing.WireGemini:
+		return "x-goog-api-key"
 	}
 	return "authorization"
 }
@@ -56,6 +59,9 @@ func resolveAuth(a *configv1.Auth, keySecret string, wire routing.WireFormat) ro
 		return out
 	case configv1.AuthKind_AUTH_KIND_OAUTH2:
 		out.Kind = routing.AuthOAuth2
+		return out
+	case configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT:
+		out.Kind = routing.AuthGoogleServiceAccount
 		return out
 	default: // NONE, or an unknown kind CheckRecord reports
 		out.Kind = routing.AuthNone

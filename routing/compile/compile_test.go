@@ -461,7 +461,7 @@ func TestValidation(t *testing.T) {
 			tenant: `{` + tenant + `, "records": [{"id": "r", "name": "x", "base_url": "https://x.example.com",
 				"models": [{"name": "m", "kind": 7}, {"name": ""}, {"name": "n"}, {"name": "n"}]}]}`,
 			want: []string{
-				`record "x": wire_format: missing: must be openai, anthropic or bedrock`,
+				`record "x": wire_format: missing: must be openai, anthropic, bedrock or gemini`,
 				`record "x": models[0].kind: model "m" has unknown kind 7`,
 				`record "x": models[1].name: "" is not a model name`,
 				`record "x": models[3].name: model "n" is listed twice`,

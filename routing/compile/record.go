@@ -99,6 +99,7 @@ func (c *compiler) record(where string, r *configv1.ProviderRecord, managed bool
 		Recovery:         recovery(r.GetRecovery()),
 		DefaultMaxOutput: routing.DefaultMaxOutput,
 		Priority:         r.GetPriority(),
+		DayZone:          dayZone(r.GetDayZone()),
 	}
 	if managed {
 		rec.TenantID = ""
@@ -173,8 +174,9 @@ func plainMember(rc *recordCtx) *routing.Member {
 		Order:       routing.DefaultOrder,
 		ModelMap:    copyMap(r.GetModelMap()),
 		APIVersion:  r.GetApiVersion(),
+		Wire:        rc.rec.Wire,
 	}
-	m.Auth = resolveAuth(r.GetAuth(), m.KeySecret, rc.rec.Wire)
+	m.Auth = resolveAuth(r.GetAuth(), m.KeySecret, m.Wire)
 	m.Account = account(r.GetAccount(), m)
 	m.Prices = memberPrices(rc, nil)
 	return m
@@ -212,6 +214,10 @@ func poolMember(rc *recordCtx, mp *configv1.Member) *routing.Member {
 		ModelMap:    copyMap(mp.GetModelMap()),
 		Off:         mp.GetOff(),
 		APIVersion:  inherit(mp.ApiVersion, r.GetApiVersion()),
+		Wire:        rc.rec.Wire,
+	}
+	if w := wire(mp.GetWireFormat()); w != routing.WireUnknown {
+		m.Wire = w // the member's own format (R-FMT-4)
 	}
 	if w := mp.GetWeight(); w > 0 {
 		m.Weight = w
@@ -229,7 +235,7 @@ func poolMember(rc *recordCtx, mp *configv1.Member) *routing.Member {
 	if !ownsAuth(auth) {
 		auth = r.GetAuth()
 	}
-	m.Auth = resolveAuth(auth, m.KeySecret, rc.rec.Wire)
+	m.Auth = resolveAuth(auth, m.KeySecret, m.Wire)
 	m.Account = account(inherit(mp.Account, r.GetAccount()), m)
 	m.Prices = memberPrices(rc, mp.GetPrices())
 	return m
@@ -277,6 +283,8 @@ func account(declared string, m *routing.Member) string {
 		secret = m.Auth.AccessKeySecret
 	case routing.AuthOAuth2:
 		secret = m.Auth.ClientSecret
+	case routing.AuthGoogleServiceAccount:
+		secret = m.KeySecret
 	}
 	if secret != "" {
 		return "secret:" + secret
@@ -287,7 +295,21 @@ func account(declared string, m *routing.Member) string {
 // limits converts declared limits; negative ones (a problem CheckRecord
 // reports) count as none.
 func limits(l *configv1.Limits) routing.Limits {
-	return routing.Limits{RPM: max(l.GetRpm(), 0), InputTPM: max(l.GetInputTpm(), 0), OutputTPM: max(l.GetOutputTpm(), 0)}
+	return routing.Limits{RPM: max(l.GetRpm(), 0), InputTPM: max(l.GetInputTpm(), 0), OutputTPM: max(l.GetOutputTpm(), 0),
+		RPD: max(l.GetRpd(), 0), MaxInFlight: max(l.GetMaxInFlight(), 0)}
+}
+
+// dayZone loads the record's day_zone (R-HEAD-6): UTC when empty or when
+// the zone does not load (a problem CheckRecord reports).
+func dayZone(name string) *time.Location {
+	if name == "" {
+		return time.UTC
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
 }
 
 // wire converts the record's wire format; WireUnknown when unset or unknown.
@@ -299,6 +321,8 @@ func wire(w configv1.WireFormat) routing.WireFormat {
 		return routing.WireAnthropic
 	case configv1.WireFormat_WIRE_FORMAT_BEDROCK:
 		return routing.WireBedrock
+	case configv1.WireFormat_WIRE_FORMAT_GEMINI:
+		return routing.WireGemini
 	}
 	return routing.WireUnknown
 }

@@ -50,6 +50,7 @@ var WireFormats = Table[configv1.WireFormat]{entries: []Entry[configv1.WireForma
 	{Enum: configv1.WireFormat_WIRE_FORMAT_OPENAI, Stored: "openai", Word: "openai"},
 	{Enum: configv1.WireFormat_WIRE_FORMAT_ANTHROPIC, Stored: "anthropic", Word: "anthropic"},
 	{Enum: configv1.WireFormat_WIRE_FORMAT_BEDROCK, Stored: "bedrock", Word: "bedrock"},
+	{Enum: configv1.WireFormat_WIRE_FORMAT_GEMINI, Stored: "gemini", Word: "gemini"},
 }}
 
 // AuthKinds are the auth kinds: how the edge authenticates to an endpoint.
@@ -58,6 +59,7 @@ var AuthKinds = Table[configv1.AuthKind]{entries: []Entry[configv1.AuthKind]{
 	{Enum: configv1.AuthKind_AUTH_KIND_SIGV4, Stored: "sigv4", Word: "sigv4", Summary: "AWS Signature V4"},
 	{Enum: configv1.AuthKind_AUTH_KIND_OAUTH2, Stored: "oauth2", Word: "oauth2", Summary: "OAuth2 client credentials"},
 	{Enum: configv1.AuthKind_AUTH_KIND_NONE, Stored: "none", Word: "none"},
+	{Enum: configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT, Stored: "google_service_account", Word: "google-service-account", Summary: "Google service account key (JWT grant)"},
 }}
 
 // All returns every entry, in declaration order (a copy).

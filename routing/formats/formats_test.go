@@ -102,20 +102,20 @@ func TestTablesCoverEveryEnumValue(t *testing.T) {
 // The names are contracts (stored values, CLI flags, problem texts):
 // changing one needs a migration and a CLI change, not just this table.
 func TestNamesAreTheContract(t *testing.T) {
-	if got, want := WireFormats.StoredNames(), []string{"openai", "anthropic", "bedrock"}; !slices.Equal(got, want) {
+	if got, want := WireFormats.StoredNames(), []string{"openai", "anthropic", "bedrock", "gemini"}; !slices.Equal(got, want) {
 		t.Errorf("wire formats stored as %q, want %q", got, want)
 	}
-	if got, want := AuthKinds.StoredNames(), []string{"api_key", "sigv4", "oauth2", "none"}; !slices.Equal(got, want) {
+	if got, want := AuthKinds.StoredNames(), []string{"api_key", "sigv4", "oauth2", "none", "google_service_account"}; !slices.Equal(got, want) {
 		t.Errorf("auth kinds stored as %q, want %q", got, want)
 	}
-	if got, want := WireFormats.StoredChoices(), "openai, anthropic or bedrock"; got != want {
+	if got, want := WireFormats.StoredChoices(), "openai, anthropic, bedrock or gemini"; got != want {
 		t.Errorf("StoredChoices() = %q, want %q", got, want)
 	}
 	var words []string
 	for _, x := range AuthKinds.All() {
 		words = append(words, x.Word)
 	}
-	if want := []string{"api-key", "sigv4", "oauth2", "none"}; !slices.Equal(words, want) {
+	if want := []string{"api-key", "sigv4", "oauth2", "none", "google-service-account"}; !slices.Equal(words, want) {
 		t.Errorf("auth kind words %q, want %q", words, want)
 	}
 }

@@ -147,7 +147,7 @@ func FailureKind(k telemetryv1.FailureKind) string { return Of(k) }
 // the same words as FailureKind.
 func CooldownKind(k telemetryv1.FailureKind) string { return Of(k) }
 
-// WireFormat is openai, anthropic or bedrock.
+// WireFormat is openai, anthropic, bedrock or gemini.
 func WireFormat(w configv1.WireFormat) string { return Of(w) }
 
 // Preset is openai, azure-openai, anthropic, bedrock or vllm, as

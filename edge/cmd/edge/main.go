@@ -5,6 +5,10 @@
 package main
 
 import (
+	// The IANA zone database is built in, so that a record's day_zone
+	// (R-HEAD-6) loads on any machine, with or without tzdata installed.
+	_ "time/tzdata"
+
 	"context"
 	"crypto/ed25519"
 	"errors"

@@ -59,9 +59,13 @@ func benchTransport() *http.Transport {
 }
 
 // benchFake starts an in-process fake provider that keeps no history.
-func benchFake(b *testing.B) *fakeprovider.Server {
+func benchFake(b *testing.B) *fakeprovider.Server { return benchFakeFlavor(b, fakeprovider.FlavorOpenAI) }
+
+// benchFakeFlavor starts an in-process fake provider of one flavor that
+// keeps no history.
+func benchFakeFlavor(b *testing.B, flavor fakeprovider.Flavor) *fakeprovider.Server {
 	b.Helper()
-	f := fakeprovider.New(fakeprovider.Options{Flavor: fakeprovider.FlavorOpenAI, APIKey: providerKey, History: -1})
+	f := fakeprovider.New(fakeprovider.Options{Flavor: flavor, APIKey: providerKey, History: -1})
 	if _, err := f.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -73,18 +77,29 @@ func benchFake(b *testing.B) *fakeprovider.Server {
 // (records discarded, tuned transport, default metrics), a gateway whose one
 // pool member is fake.
 func benchGateway(b *testing.B, fake *fakeprovider.Server) string {
+	return benchGatewayWire(b, fake, configv1.WireFormat_WIRE_FORMAT_OPENAI)
+}
+
+// benchGatewayWire is benchGateway with a record of wire format w serving
+// gpt-x: an anthropic record makes every OpenAI-format call translated
+// (R-FMT-2).
+func benchGatewayWire(b *testing.B, fake *fakeprovider.Server, w configv1.WireFormat) string {
 	b.Helper()
+	auth, base := &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "authorization"}, fake.URL()+"/v1"
+	if w == configv1.WireFormat_WIRE_FORMAT_ANTHROPIC {
+		auth, base = &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "x-api-key"}, fake.URL()
+	}
 	sum := sha256.Sum256([]byte(callerKey))
 	snap := &configv1.TenantSnapshot{
 		Version: 1,
 		Tenant:  &configv1.Tenant{Id: "tenant-1", Name: "acme"},
 		ApiKeys: []*configv1.ApiKey{{Id: "key-1", Name: "bench", Sha256: sum[:]}},
 		Records: []*configv1.ProviderRecord{{
-			Id: "rec-pool", Name: "pool", TenantId: "tenant-1", WireFormat: configv1.WireFormat_WIRE_FORMAT_OPENAI,
+			Id: "rec-pool", Name: "pool", TenantId: "tenant-1", WireFormat: w,
 			Models:    []*configv1.Model{chatModel("gpt-x")},
-			Auth:      &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "authorization"},
+			Auth:      auth,
 			KeySecret: "key",
-			Members:   []*configv1.Member{{Name: "fake", BaseUrl: fake.URL() + "/v1", Weight: 1, Order: 1}},
+			Members:   []*configv1.Member{{Name: "fake", BaseUrl: base, Weight: 1, Order: 1}},
 		}},
 	}
 	table, err := compile.Compile(snap, nil)
@@ -192,6 +207,21 @@ func BenchmarkChat(b *testing.B) {
 func BenchmarkChatStream(b *testing.B) {
 	fake := benchFake(b)
 	benchCalls(b, benchGateway(b, fake), callerKey, true)
+}
+
+// BenchmarkChatTranslated measures a non-streaming OpenAI-format call
+// served by an Anthropic member: the body and the answer are translated
+// (R-FMT-2). Compare with BenchmarkChat (issue goal: ≤ 1.3× its CPU).
+func BenchmarkChatTranslated(b *testing.B) {
+	fake := benchFakeFlavor(b, fakeprovider.FlavorAnthropic)
+	benchCalls(b, benchGatewayWire(b, fake, configv1.WireFormat_WIRE_FORMAT_ANTHROPIC), callerKey, false)
+}
+
+// BenchmarkChatStreamTranslated is BenchmarkChatTranslated streamed: each
+// Anthropic event is translated into OpenAI chunks as it arrives.
+func BenchmarkChatStreamTranslated(b *testing.B) {
+	fake := benchFakeFlavor(b, fakeprovider.FlavorAnthropic)
+	benchCalls(b, benchGatewayWire(b, fake, configv1.WireFormat_WIRE_FORMAT_ANTHROPIC), callerKey, true)
 }
 
 // BenchmarkReverseProxy is the baseline: the same calls through a bare

@@ -14,6 +14,9 @@ import (
 
 	"weir.dev/edge/internal/callerlimit"
 	"weir.dev/edge/internal/netguard"
+	"weir.dev/edge/internal/translate"
+	"weir.dev/edge/internal/wire"
+	"weir.dev/edge/internal/wire/translated"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
 )
@@ -24,6 +27,23 @@ type heldAnswer struct {
 	status int
 	header http.Header
 	body   []byte
+	// wire is the answering member's format: a body passed on to a caller
+	// of another format is rewritten into the caller's error shape
+	// (R-FMT-5).
+	wire routing.WireFormat
+}
+
+// adapter is the adapter of an attempt to m: the member format's own when
+// the caller speaks it (R-FMT-1, the body goes as sent), else the
+// translating adapter over it (R-FMT-2). nil when the edge has no adapter
+// for the member's format.
+func (c *callRun) adapter(m *routing.Member) wire.Adapter {
+	f := m.Format()
+	native := c.gw.cfg.Adapters[f]
+	if native == nil || c.endpoint.Native(f) {
+		return native
+	}
+	return translated.Adapter{Wire: f, Native: native}
 }
 
 // attemptInfo is what the gateway measured of one attempt.
@@ -166,7 +186,7 @@ func (c *callRun) routingRequest() (routing.Request, jobMemory, *routing.Error) 
 	}
 	req := routing.Request{Endpoint: c.endpoint, Model: in.Model, Key: c.key, Regions: regions,
 		JobID:       routing.JobID(r.Header.Get("X-Weir-Job"), r.Header.Get("X-Weir-Conversation"), bodyJob),
-		InputTokens: estimateInputTokens(in.Body), MaxOutput: in.MaxOutput}
+		InputTokens: estimateInputTokens(in.Body), MaxOutput: in.MaxOutput, Features: in.Features}
 	var job jobMemory
 	if req.JobID != "" {
 		c.jobHash = routing.JobHash(c.table.TenantID, req.JobID)
@@ -273,9 +293,9 @@ const (
 // when the core says deliver, relays the answer to the caller.
 func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMemory) tryResult {
 	g, call := c.gw, c.call
-	ad := g.cfg.Adapters[m.Record.Wire]
+	ad := c.adapter(m)
 	if ad == nil {
-		call.Report(routing.TransportVerdict("no adapter for wire format "+m.Record.Wire.String()), nil, g.cfg.Now())
+		call.Report(routing.TransportVerdict("no adapter for wire format "+m.Format().String()), nil, g.cfg.Now())
 		return tryNext
 	}
 	pol := netguard.PolicyFor(m.Record.Managed, m.Record.Internal)
@@ -283,7 +303,11 @@ func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMe
 	defer acancel()
 	ureq, err := ad.Build(actx, c.request, m, m.UpstreamModel(call.Model()))
 	if err != nil {
-		c.fail(&routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body cannot be sent to the provider"})
+		msg := "request body cannot be sent to the provider"
+		if bad, ok := errors.AsType[*translate.BadRequest](err); ok {
+			msg = "request body cannot be translated for the provider: " + bad.Error()
+		}
+		c.fail(&routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: msg})
 		return tryDelivered
 	}
 	if err := netguard.CheckURL(ureq.URL.String(), pol); err != nil {
@@ -361,13 +385,13 @@ func (c *callRun) verdict(ctx context.Context, m *routing.Member, idx int, ureq 
 	}
 	peek, _ := io.ReadAll(io.LimitReader(resp.Body, routing.MaxErrorPeek))
 	_ = resp.Body.Close()
-	v := routing.ClassifyWith(m.Record.Wire, resp.StatusCode, resp.Header, peek, m.Record.RateLimitHeaders, now)
+	v := routing.ClassifyWith(m.Format(), resp.StatusCode, resp.Header, peek, m.Record.RateLimitHeaders, now)
 	// R-SEC-6: the answer may be passed on as is; it never carries the
 	// member's key, token or signature.
 	secrets := secretsOf(ureq, m)
 	hdr := resp.Header.Clone()
 	redactHeader(hdr, secrets)
-	c.heldAnswers[idx] = &heldAnswer{status: resp.StatusCode, header: hdr, body: redact(peek, secrets, len(peek) == routing.MaxErrorPeek)}
+	c.heldAnswers[idx] = &heldAnswer{status: resp.StatusCode, header: hdr, body: redact(peek, secrets, len(peek) == routing.MaxErrorPeek), wire: m.Format()}
 	return v, rl
 }
 
@@ -442,7 +466,7 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 	defer resp.Body.Close()
 	c.status = resp.StatusCode
 	c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_ANSWERED
-	u, err := c.gw.cfg.Adapters[m.Record.Wire].Relay(c.request, resp, c.out)
+	u, err := c.adapter(m).Relay(c.request, resp, c.out)
 	if c.recorded {
 		c.delivered = true
 		// The answer was complete and recorded (complete) before its end
@@ -462,6 +486,15 @@ func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Respo
 		c.memberDone = true
 		c.call.Report(routing.Verdict{Kind: routing.KindMidStream, Status: resp.StatusCode, Reason: "stream_cut"}, nil, now)
 		c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_FAILED
+		if started, _, _ := c.out.state(); !started {
+			// Nothing reached the caller (a whole answer that could not
+			// be read or translated): the gateway's own 502 in the
+			// caller's format.
+			c.fail(&routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
+				Message: "the provider's answer could not be read"})
+			c.delivered = true
+			return true
+		}
 		c.errorCode = "stream_cut"
 		c.commit()
 		_, _ = c.out.Write(streamErrorEvent(c.endpoint, &routing.Error{Status: http.StatusBadGateway, Code: routing.CodeUpstreamUnreachable,
@@ -519,8 +552,14 @@ func (c *callRun) passThrough(h *heldAnswer, unknown bool) {
 			hdr.Set(k, v)
 		}
 	}
+	body := h.body
+	if !c.endpoint.Native(h.wire) {
+		// R-FMT-5: status and message kept, in the caller's error shape.
+		body = translate.ErrorBody(h.wire, c.endpoint, h.status, h.body)
+		hdr.Set("Content-Type", "application/json")
+	}
 	c.out.Start(h.status, hdr)
-	_, _ = c.out.Write(h.body)
+	_, _ = c.out.Write(body)
 	c.delivered = true
 }
 
@@ -667,6 +706,9 @@ func (c *callRun) commit() {
 	if c.call != nil {
 		if m := c.call.Served(); m != nil {
 			rec.RecordName, rec.MemberName, rec.RecordId = m.Record.Name, m.Name, m.Record.ID
+			// R-FMT-6: the record notes the serving member's format and
+			// whether the call was translated to it.
+			rec.MemberFormat, rec.Translated = m.Format().String(), !c.endpoint.Native(m.Format())
 		} else if m := c.call.LastTried(); m != nil {
 			rec.RecordName, rec.MemberName, rec.RecordId = m.Record.Name, m.Name, m.Record.ID
 		}

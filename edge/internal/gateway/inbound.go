@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"weir.dev/edge/internal/wire"
@@ -27,7 +28,67 @@ type bodyFields struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	// The fields of shape-changing features (R-FMT-3), read in the same
+	// pass; a translated call goes only to members that can say them.
+	N              *int64          `json:"n"`
+	Logprobs       *bool           `json:"logprobs"`
+	TopLogprobs    *int64          `json:"top_logprobs"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Text           json.RawMessage `json:"text"`
+	Modalities     []string        `json:"modalities"`
+	Audio          json.RawMessage `json:"audio"`
 }
+
+// features are the shape-changing features a body asks for (R-FMT-3):
+// n > 1, logprobs, a JSON-schema response format (chat's response_format,
+// the Responses API's text.format) and audio (audio output asked for, or
+// audio input given). Anthropic Messages callers have none of them.
+func (f *bodyFields) features(ep routing.Endpoint, body []byte) routing.Features {
+	if ep == routing.EndpointMessages || ep == routing.EndpointEmbeddings {
+		return 0
+	}
+	var out routing.Features
+	if f.N != nil && *f.N > 1 {
+		out |= routing.FeatureN
+	}
+	if f.Logprobs != nil && *f.Logprobs || f.TopLogprobs != nil && *f.TopLogprobs > 0 {
+		out |= routing.FeatureLogprobs
+	}
+	if jsonSchemaFormat(f.ResponseFormat) || jsonSchemaFormat(textFormat(f.Text)) {
+		out |= routing.FeatureJSONSchema
+	}
+	if isSet(f.Audio) || slices.Contains(f.Modalities, "audio") || bytes.Contains(body, []byte(`"input_audio"`)) {
+		out |= routing.FeatureAudio
+	}
+	return out
+}
+
+// jsonSchemaFormat reports whether a response format object asks for a
+// JSON schema ({"type":"json_schema",…}).
+func jsonSchemaFormat(raw json.RawMessage) bool {
+	if !isSet(raw) {
+		return false
+	}
+	var rf struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(raw, &rf) == nil && rf.Type == "json_schema"
+}
+
+// textFormat is the format member of a Responses API "text" object.
+func textFormat(raw json.RawMessage) json.RawMessage {
+	if !isSet(raw) {
+		return nil
+	}
+	var t struct {
+		Format json.RawMessage `json:"format"`
+	}
+	_ = json.Unmarshal(raw, &t)
+	return t.Format
+}
+
+// isSet reports whether a raw member is present and not null.
+func isSet(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // readInbound reads and checks a caller's request body. Problems are
 // returned as the gateway's own 4xx errors (invalid_request), never panics.
@@ -98,6 +159,7 @@ func parseInbound(body []byte, ep routing.Endpoint, h http.Header) (*Inbound, *r
 	if f.StreamOptions != nil {
 		in.IncludeUsage = f.StreamOptions.IncludeUsage
 	}
+	in.Features = f.features(ep, body)
 	if len(problems) > 0 {
 		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: strings.Join(problems, "; ")}
 	}

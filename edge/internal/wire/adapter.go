@@ -24,6 +24,9 @@ type Request struct {
 	// OpenAI adapter always asks the provider for usage and drops the
 	// usage-only chunk when the caller did not ask for it.
 	IncludeUsage bool
+	// Features are the shape-changing features the body asks for
+	// (R-FMT-3).
+	Features routing.Features
 }
 
 // Out is where an adapter writes a successful answer to the caller.

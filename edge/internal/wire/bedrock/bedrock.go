@@ -108,77 +108,106 @@ const maxFrame = 4 << 20
 // decoded, before writing it. An exception frame ends the relay with a
 // *StreamError.
 func RelayEventStream(r io.Reader, out wire.Out) (routing.Usage, error) {
-	dec := eventstream.NewDecoder()
 	var usage routing.Usage
-	buf := make([]byte, 0, 16<<10)
 	var line []byte
 	stopped := false
-	for {
-		msg, err := dec.Decode(r, buf)
-		if errors.Is(err, io.EOF) {
-			if !stopped {
-				// A stream that ends before message_stop was cut (R-FAIL-11).
-				return usage, io.ErrUnexpectedEOF
-			}
-			return usage, nil
-		}
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return usage, err
-			}
-			return usage, fmt.Errorf("bedrock event stream: %w", err)
-		}
-		if len(msg.Payload) > maxFrame {
-			return usage, errors.New("bedrock event stream: frame too large")
-		}
-		switch header(msg, ":message-type") {
-		case "exception", "error":
-			var body struct {
-				Message string `json:"message"`
-			}
-			_ = json.Unmarshal(msg.Payload, &body)
-			t := header(msg, ":exception-type")
-			if t == "" {
-				t = header(msg, ":error-code")
-			}
-			return usage, &StreamError{Type: t, Message: body.Message}
-		}
-		if header(msg, ":event-type") != "chunk" {
-			continue
-		}
-		var chunk struct {
-			Bytes string `json:"bytes"`
-		}
-		if err := json.Unmarshal(msg.Payload, &chunk); err != nil {
-			return usage, fmt.Errorf("bedrock event stream: chunk: %w", err)
-		}
-		data, err := base64.StdEncoding.DecodeString(chunk.Bytes)
-		if err != nil {
-			return usage, fmt.Errorf("bedrock event stream: chunk bytes: %w", err)
-		}
-		var ev struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(data, &ev) != nil || ev.Type == "" {
-			continue
-		}
-		wire.AnthropicStreamUsage(&usage, ev.Type, data)
-		if !stopped && ev.Type == "message_stop" {
-			// The usage came before (message_start, message_delta): the
-			// answer is complete before the caller sees its end.
+	err := Chunks(r, func(typ string, data []byte) error {
+		wire.AnthropicStreamUsage(&usage, typ, data)
+		if !stopped && typ == "message_stop" {
+			// The answer is complete before the caller sees its end.
 			stopped = true
 			out.Complete(usage)
 		}
 		line = append(line[:0], "event: "...)
-		line = append(line, ev.Type...)
+		line = append(line, typ...)
 		line = append(line, "\ndata: "...)
 		line = append(line, bytes.TrimSpace(data)...)
 		line = append(line, '\n', '\n')
 		if _, err := out.Write(line); err != nil {
-			return usage, err
+			return err
 		}
 		out.Flush()
+		return nil
+	})
+	if err == nil && !stopped {
+		// A stream that ends before message_stop was cut (R-FAIL-11).
+		err = io.ErrUnexpectedEOF
 	}
+	return usage, err
+}
+
+// Chunks decodes Bedrock's event stream from r and calls fn with each
+// chunk's Anthropic stream event: its type ("message_start", …) and its
+// JSON. Chunks without a type are skipped. It returns nil at the end of
+// the stream, fn's first error, a *StreamError for an exception frame, or
+// a decoding error (io.ErrUnexpectedEOF for a frame cut short). Whether
+// the stream ended where it should (at message_stop) is the caller's to
+// judge.
+func Chunks(r io.Reader, fn func(typ string, data []byte) error) error {
+	dec := eventstream.NewDecoder()
+	buf := make([]byte, 0, 16<<10)
+	for {
+		msg, err := dec.Decode(r, buf)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return err
+			}
+			return fmt.Errorf("bedrock event stream: %w", err)
+		}
+		if len(msg.Payload) > maxFrame {
+			return errors.New("bedrock event stream: frame too large")
+		}
+		typ, data, err := readChunk(msg)
+		if err != nil {
+			return err
+		}
+		if typ == "" {
+			continue
+		}
+		if err := fn(typ, data); err != nil {
+			return err
+		}
+	}
+}
+
+// readChunk reads one frame: the Anthropic event of a "chunk" frame, nothing
+// ("") for other event frames, a *StreamError for an exception.
+func readChunk(msg eventstream.Message) (string, []byte, error) {
+	switch header(msg, ":message-type") {
+	case "exception", "error":
+		var body struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(msg.Payload, &body)
+		t := header(msg, ":exception-type")
+		if t == "" {
+			t = header(msg, ":error-code")
+		}
+		return "", nil, &StreamError{Type: t, Message: body.Message}
+	}
+	if header(msg, ":event-type") != "chunk" {
+		return "", nil, nil
+	}
+	var c struct {
+		Bytes string `json:"bytes"`
+	}
+	if err := json.Unmarshal(msg.Payload, &c); err != nil {
+		return "", nil, fmt.Errorf("bedrock event stream: chunk: %w", err)
+	}
+	data, err := base64.StdEncoding.DecodeString(c.Bytes)
+	if err != nil {
+		return "", nil, fmt.Errorf("bedrock event stream: chunk bytes: %w", err)
+	}
+	var ev struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(data, &ev) != nil || ev.Type == "" {
+		return "", nil, nil
+	}
+	return ev.Type, data, nil
 }
 
 func header(m eventstream.Message, name string) string {

@@ -49,6 +49,12 @@ const (
 	// PRESET_VLLM: wire format openai; auth none, or an api key as
 	// "authorization: Bearer <key>" when a key secret is given.
 	Preset_PRESET_VLLM Preset = 5
+	// PRESET_GEMINI: wire format gemini (the Gemini API); auth api key in
+	// "x-goog-api-key".
+	Preset_PRESET_GEMINI Preset = 6
+	// PRESET_VERTEX: wire format gemini (Vertex AI); auth
+	// google-service-account: key_secret holds the service account's JSON key.
+	Preset_PRESET_VERTEX Preset = 7
 )
 
 // Enum value maps for Preset.
@@ -60,6 +66,8 @@ var (
 		3: "PRESET_ANTHROPIC",
 		4: "PRESET_BEDROCK",
 		5: "PRESET_VLLM",
+		6: "PRESET_GEMINI",
+		7: "PRESET_VERTEX",
 	}
 	Preset_value = map[string]int32{
 		"PRESET_UNSPECIFIED":  0,
@@ -68,6 +76,8 @@ var (
 		"PRESET_ANTHROPIC":    3,
 		"PRESET_BEDROCK":      4,
 		"PRESET_VLLM":         5,
+		"PRESET_GEMINI":       6,
+		"PRESET_VERTEX":       7,
 	}
 )
 
@@ -210,7 +220,10 @@ type ProviderSpec struct {
 	// account groups endpoints that share capacity (R-ORDER-4).
 	Account string `protobuf:"bytes,17,opt,name=account,proto3" json:"account,omitempty"`
 	// api_version is sent as the api-version query parameter (Azure OpenAI).
-	ApiVersion    string `protobuf:"bytes,18,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	ApiVersion string `protobuf:"bytes,18,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// day_zone is the IANA time zone whose days count rpd (R-HEAD-6); empty
+	// means UTC.
+	DayZone       string `protobuf:"bytes,19,opt,name=day_zone,json=dayZone,proto3" json:"day_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -367,6 +380,13 @@ func (x *ProviderSpec) GetAccount() string {
 func (x *ProviderSpec) GetApiVersion() string {
 	if x != nil {
 		return x.ApiVersion
+	}
+	return ""
+}
+
+func (x *ProviderSpec) GetDayZone() string {
+	if x != nil {
+		return x.DayZone
 	}
 	return ""
 }
@@ -550,7 +570,10 @@ type PoolMemberSpec struct {
 	// (R-ORDER-4).
 	Account *string `protobuf:"bytes,14,opt,name=account,proto3,oneof" json:"account,omitempty"`
 	// api_version, when present, overrides the record's.
-	ApiVersion    *string `protobuf:"bytes,15,opt,name=api_version,json=apiVersion,proto3,oneof" json:"api_version,omitempty"`
+	ApiVersion *string `protobuf:"bytes,15,opt,name=api_version,json=apiVersion,proto3,oneof" json:"api_version,omitempty"`
+	// wire_format, when set, is the member's own wire format (R-FMT-4): a
+	// pool may mix formats. Unset means the record's.
+	WireFormat    v1.WireFormat `protobuf:"varint,16,opt,name=wire_format,json=wireFormat,proto3,enum=weir.config.v1.WireFormat" json:"wire_format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -688,6 +711,13 @@ func (x *PoolMemberSpec) GetApiVersion() string {
 		return *x.ApiVersion
 	}
 	return ""
+}
+
+func (x *PoolMemberSpec) GetWireFormat() v1.WireFormat {
+	if x != nil {
+		return x.WireFormat
+	}
+	return v1.WireFormat(0)
 }
 
 // PoolMember is a stored pool member.
@@ -867,8 +897,13 @@ type EffectiveMember struct {
 	// inherited_tag_keys are the keys of `tags` whose value came from the
 	// record.
 	InheritedTagKeys []string `protobuf:"bytes,17,rep,name=inherited_tag_keys,json=inheritedTagKeys,proto3" json:"inherited_tag_keys,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// wire_format is the member's own wire format, else the record's
+	// ("wire_format" is then in inherited_fields).
+	WireFormat v1.WireFormat `protobuf:"varint,18,opt,name=wire_format,json=wireFormat,proto3,enum=weir.config.v1.WireFormat" json:"wire_format,omitempty"`
+	// day_zone is the record's day_zone, the zone rpd counts in.
+	DayZone       string `protobuf:"bytes,19,opt,name=day_zone,json=dayZone,proto3" json:"day_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EffectiveMember) Reset() {
@@ -1018,6 +1053,20 @@ func (x *EffectiveMember) GetInheritedTagKeys() []string {
 		return x.InheritedTagKeys
 	}
 	return nil
+}
+
+func (x *EffectiveMember) GetWireFormat() v1.WireFormat {
+	if x != nil {
+		return x.WireFormat
+	}
+	return v1.WireFormat(0)
+}
+
+func (x *EffectiveMember) GetDayZone() string {
+	if x != nil {
+		return x.DayZone
+	}
+	return ""
 }
 
 // EdgeView is one edge's last view of one member (R-OBS-1).
@@ -1218,7 +1267,7 @@ var File_weir_admin_v1_provider_types_proto protoreflect.FileDescriptor
 
 const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\n" +
-	"\"weir/admin/v1/provider_types.proto\x12\rweir.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aweir/admin/v1/common.proto\x1a\x1bweir/config/v1/config.proto\x1a!weir/telemetry/v1/telemetry.proto\"\x92\a\n" +
+	"\"weir/admin/v1/provider_types.proto\x12\rweir.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aweir/admin/v1/common.proto\x1a\x1bweir/config/v1/config.proto\x1a!weir/telemetry/v1/telemetry.proto\"\xad\a\n" +
 	"\fProviderSpec\x12;\n" +
 	"\vwire_format\x18\x01 \x01(\x0e2\x1a.weir.config.v1.WireFormatR\n" +
 	"wireFormat\x12\x19\n" +
@@ -1241,7 +1290,8 @@ const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\binternal\x18\x10 \x01(\bR\binternal\x12\x18\n" +
 	"\aaccount\x18\x11 \x01(\tR\aaccount\x12\x1f\n" +
 	"\vapi_version\x18\x12 \x01(\tR\n" +
-	"apiVersion\x1a7\n" +
+	"apiVersion\x12\x19\n" +
+	"\bday_zone\x18\x13 \x01(\tR\adayZone\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aC\n" +
@@ -1264,7 +1314,7 @@ const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xfe\x05\n" +
+	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xbb\x06\n" +
 	"\x0ePoolMemberSpec\x12\x19\n" +
 	"\bbase_url\x18\x01 \x01(\tR\abaseUrl\x12(\n" +
 	"\x04auth\x18\x02 \x01(\v2\x14.weir.config.v1.AuthR\x04auth\x12\"\n" +
@@ -1283,7 +1333,9 @@ const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\x03off\x18\r \x01(\bR\x03off\x12\x1d\n" +
 	"\aaccount\x18\x0e \x01(\tH\x03R\aaccount\x88\x01\x01\x12$\n" +
 	"\vapi_version\x18\x0f \x01(\tH\x04R\n" +
-	"apiVersion\x88\x01\x01\x1a7\n" +
+	"apiVersion\x88\x01\x01\x12;\n" +
+	"\vwire_format\x18\x10 \x01(\x0e2\x1a.weir.config.v1.WireFormatR\n" +
+	"wireFormat\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -1308,7 +1360,7 @@ const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\rResolvedPrice\x12+\n" +
 	"\x05price\x18\x01 \x01(\v2\x15.weir.config.v1.PriceR\x05price\x12'\n" +
 	"\x0finherited_parts\x18\x02 \x03(\tR\x0einheritedParts\x12\x14\n" +
-	"\x05whole\x18\x03 \x01(\bR\x05whole\"\x81\x06\n" +
+	"\x05whole\x18\x03 \x01(\bR\x05whole\"\xd9\x06\n" +
 	"\x0fEffectiveMember\x12\x19\n" +
 	"\bbase_url\x18\x01 \x01(\tR\abaseUrl\x12(\n" +
 	"\x04auth\x18\x02 \x01(\v2\x14.weir.config.v1.AuthR\x04auth\x12\x1d\n" +
@@ -1329,7 +1381,10 @@ const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\vapi_version\x18\x0f \x01(\tR\n" +
 	"apiVersion\x12)\n" +
 	"\x10inherited_fields\x18\x10 \x03(\tR\x0finheritedFields\x12,\n" +
-	"\x12inherited_tag_keys\x18\x11 \x03(\tR\x10inheritedTagKeys\x1a7\n" +
+	"\x12inherited_tag_keys\x18\x11 \x03(\tR\x10inheritedTagKeys\x12;\n" +
+	"\vwire_format\x18\x12 \x01(\x0e2\x1a.weir.config.v1.WireFormatR\n" +
+	"wireFormat\x12\x19\n" +
+	"\bday_zone\x18\x13 \x01(\tR\adayZone\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -1348,14 +1403,16 @@ const file_weir_admin_v1_provider_types_proto_rawDesc = "" +
 	"\x06record\x18\x01 \x01(\v2\x1d.weir.admin.v1.ProviderRecordR\x06record\x125\n" +
 	"\amembers\x18\x02 \x03(\v2\x1b.weir.admin.v1.MemberDetailR\amembers\x122\n" +
 	"\bwarnings\x18\x03 \x03(\v2\x16.weir.admin.v1.WarningR\bwarnings\x12'\n" +
-	"\x0frouting_summary\x18\x04 \x01(\tR\x0eroutingSummary*\x87\x01\n" +
+	"\x0frouting_summary\x18\x04 \x01(\tR\x0eroutingSummary*\xad\x01\n" +
 	"\x06Preset\x12\x16\n" +
 	"\x12PRESET_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPRESET_OPENAI\x10\x01\x12\x17\n" +
 	"\x13PRESET_AZURE_OPENAI\x10\x02\x12\x14\n" +
 	"\x10PRESET_ANTHROPIC\x10\x03\x12\x12\n" +
 	"\x0ePRESET_BEDROCK\x10\x04\x12\x0f\n" +
-	"\vPRESET_VLLM\x10\x05*V\n" +
+	"\vPRESET_VLLM\x10\x05\x12\x11\n" +
+	"\rPRESET_GEMINI\x10\x06\x12\x11\n" +
+	"\rPRESET_VERTEX\x10\a*V\n" +
 	"\n" +
 	"RecordKind\x12\x1b\n" +
 	"\x17RECORD_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -1424,27 +1481,29 @@ var file_weir_admin_v1_provider_types_proto_depIdxs = []int32{
 	21, // 15: weir.admin.v1.PoolMemberSpec.limits:type_name -> weir.config.v1.Limits
 	20, // 16: weir.admin.v1.PoolMemberSpec.prices:type_name -> weir.config.v1.Price
 	14, // 17: weir.admin.v1.PoolMemberSpec.model_map:type_name -> weir.admin.v1.PoolMemberSpec.ModelMapEntry
-	4,  // 18: weir.admin.v1.PoolMember.spec:type_name -> weir.admin.v1.PoolMemberSpec
-	23, // 19: weir.admin.v1.PoolMember.created_at:type_name -> google.protobuf.Timestamp
-	23, // 20: weir.admin.v1.PoolMember.updated_at:type_name -> google.protobuf.Timestamp
-	20, // 21: weir.admin.v1.ResolvedPrice.price:type_name -> weir.config.v1.Price
-	18, // 22: weir.admin.v1.EffectiveMember.auth:type_name -> weir.config.v1.Auth
-	15, // 23: weir.admin.v1.EffectiveMember.tags:type_name -> weir.admin.v1.EffectiveMember.TagsEntry
-	21, // 24: weir.admin.v1.EffectiveMember.limits:type_name -> weir.config.v1.Limits
-	6,  // 25: weir.admin.v1.EffectiveMember.prices:type_name -> weir.admin.v1.ResolvedPrice
-	16, // 26: weir.admin.v1.EffectiveMember.model_map:type_name -> weir.admin.v1.EffectiveMember.ModelMapEntry
-	24, // 27: weir.admin.v1.EdgeView.view:type_name -> weir.telemetry.v1.MemberView
-	5,  // 28: weir.admin.v1.MemberDetail.member:type_name -> weir.admin.v1.PoolMember
-	7,  // 29: weir.admin.v1.MemberDetail.effective:type_name -> weir.admin.v1.EffectiveMember
-	8,  // 30: weir.admin.v1.MemberDetail.edge_views:type_name -> weir.admin.v1.EdgeView
-	3,  // 31: weir.admin.v1.ProviderDetail.record:type_name -> weir.admin.v1.ProviderRecord
-	9,  // 32: weir.admin.v1.ProviderDetail.members:type_name -> weir.admin.v1.MemberDetail
-	25, // 33: weir.admin.v1.ProviderDetail.warnings:type_name -> weir.admin.v1.Warning
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	17, // 18: weir.admin.v1.PoolMemberSpec.wire_format:type_name -> weir.config.v1.WireFormat
+	4,  // 19: weir.admin.v1.PoolMember.spec:type_name -> weir.admin.v1.PoolMemberSpec
+	23, // 20: weir.admin.v1.PoolMember.created_at:type_name -> google.protobuf.Timestamp
+	23, // 21: weir.admin.v1.PoolMember.updated_at:type_name -> google.protobuf.Timestamp
+	20, // 22: weir.admin.v1.ResolvedPrice.price:type_name -> weir.config.v1.Price
+	18, // 23: weir.admin.v1.EffectiveMember.auth:type_name -> weir.config.v1.Auth
+	15, // 24: weir.admin.v1.EffectiveMember.tags:type_name -> weir.admin.v1.EffectiveMember.TagsEntry
+	21, // 25: weir.admin.v1.EffectiveMember.limits:type_name -> weir.config.v1.Limits
+	6,  // 26: weir.admin.v1.EffectiveMember.prices:type_name -> weir.admin.v1.ResolvedPrice
+	16, // 27: weir.admin.v1.EffectiveMember.model_map:type_name -> weir.admin.v1.EffectiveMember.ModelMapEntry
+	17, // 28: weir.admin.v1.EffectiveMember.wire_format:type_name -> weir.config.v1.WireFormat
+	24, // 29: weir.admin.v1.EdgeView.view:type_name -> weir.telemetry.v1.MemberView
+	5,  // 30: weir.admin.v1.MemberDetail.member:type_name -> weir.admin.v1.PoolMember
+	7,  // 31: weir.admin.v1.MemberDetail.effective:type_name -> weir.admin.v1.EffectiveMember
+	8,  // 32: weir.admin.v1.MemberDetail.edge_views:type_name -> weir.admin.v1.EdgeView
+	3,  // 33: weir.admin.v1.ProviderDetail.record:type_name -> weir.admin.v1.ProviderRecord
+	9,  // 34: weir.admin.v1.ProviderDetail.members:type_name -> weir.admin.v1.MemberDetail
+	25, // 35: weir.admin.v1.ProviderDetail.warnings:type_name -> weir.admin.v1.Warning
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_weir_admin_v1_provider_types_proto_init() }

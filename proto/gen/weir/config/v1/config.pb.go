@@ -42,6 +42,10 @@ const (
 	WireFormat_WIRE_FORMAT_OPENAI      WireFormat = 1
 	WireFormat_WIRE_FORMAT_ANTHROPIC   WireFormat = 2
 	WireFormat_WIRE_FORMAT_BEDROCK     WireFormat = 3
+	// WIRE_FORMAT_GEMINI: the Gemini API (generativelanguage) and Vertex AI
+	// (`…/publishers/google`): `<base>/models/{m}:generateContent`,
+	// `:streamGenerateContent?alt=sse`, `:batchEmbedContents`.
+	WireFormat_WIRE_FORMAT_GEMINI WireFormat = 4
 )
 
 // Enum value maps for WireFormat.
@@ -51,12 +55,14 @@ var (
 		1: "WIRE_FORMAT_OPENAI",
 		2: "WIRE_FORMAT_ANTHROPIC",
 		3: "WIRE_FORMAT_BEDROCK",
+		4: "WIRE_FORMAT_GEMINI",
 	}
 	WireFormat_value = map[string]int32{
 		"WIRE_FORMAT_UNSPECIFIED": 0,
 		"WIRE_FORMAT_OPENAI":      1,
 		"WIRE_FORMAT_ANTHROPIC":   2,
 		"WIRE_FORMAT_BEDROCK":     3,
+		"WIRE_FORMAT_GEMINI":      4,
 	}
 )
 
@@ -147,6 +153,11 @@ const (
 	AuthKind_AUTH_KIND_SIGV4   AuthKind = 2
 	AuthKind_AUTH_KIND_OAUTH2  AuthKind = 3
 	AuthKind_AUTH_KIND_NONE    AuthKind = 4
+	// AUTH_KIND_GOOGLE_SERVICE_ACCOUNT: key_secret holds a Google service
+	// account's JSON key; the edge gets access tokens by the signed-JWT grant
+	// at the key's token_uri and sends them as "authorization: Bearer <token>"
+	// (Vertex AI). The secret must be bound to the token URL's host too.
+	AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT AuthKind = 5
 )
 
 // Enum value maps for AuthKind.
@@ -157,13 +168,15 @@ var (
 		2: "AUTH_KIND_SIGV4",
 		3: "AUTH_KIND_OAUTH2",
 		4: "AUTH_KIND_NONE",
+		5: "AUTH_KIND_GOOGLE_SERVICE_ACCOUNT",
 	}
 	AuthKind_value = map[string]int32{
-		"AUTH_KIND_UNSPECIFIED": 0,
-		"AUTH_KIND_API_KEY":     1,
-		"AUTH_KIND_SIGV4":       2,
-		"AUTH_KIND_OAUTH2":      3,
-		"AUTH_KIND_NONE":        4,
+		"AUTH_KIND_UNSPECIFIED":            0,
+		"AUTH_KIND_API_KEY":                1,
+		"AUTH_KIND_SIGV4":                  2,
+		"AUTH_KIND_OAUTH2":                 3,
+		"AUTH_KIND_NONE":                   4,
+		"AUTH_KIND_GOOGLE_SERVICE_ACCOUNT": 5,
 	}
 )
 
@@ -1105,12 +1118,18 @@ func (x *Price) GetCacheWriteMicros() int64 {
 	return 0
 }
 
-// Limits are declared per-minute limits (R-HEAD-2); 0 means not declared.
+// Limits are declared limits; 0 means not declared. Each is cluster-wide:
+// every edge counts against its share (R-HEAD-7).
 type Limits struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Rpm           int64                  `protobuf:"varint,1,opt,name=rpm,proto3" json:"rpm,omitempty"`
-	InputTpm      int64                  `protobuf:"varint,2,opt,name=input_tpm,json=inputTpm,proto3" json:"input_tpm,omitempty"`
-	OutputTpm     int64                  `protobuf:"varint,3,opt,name=output_tpm,json=outputTpm,proto3" json:"output_tpm,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// rpm, input_tpm and output_tpm are per rolling minute (R-HEAD-2).
+	Rpm       int64 `protobuf:"varint,1,opt,name=rpm,proto3" json:"rpm,omitempty"`
+	InputTpm  int64 `protobuf:"varint,2,opt,name=input_tpm,json=inputTpm,proto3" json:"input_tpm,omitempty"`
+	OutputTpm int64 `protobuf:"varint,3,opt,name=output_tpm,json=outputTpm,proto3" json:"output_tpm,omitempty"`
+	// rpd is requests per calendar day in the record's day_zone (R-HEAD-6).
+	Rpd int64 `protobuf:"varint,4,opt,name=rpd,proto3" json:"rpd,omitempty"`
+	// max_in_flight is how many calls the endpoint may hold at once (R-CAP-1).
+	MaxInFlight   int64 `protobuf:"varint,5,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1162,6 +1181,20 @@ func (x *Limits) GetInputTpm() int64 {
 func (x *Limits) GetOutputTpm() int64 {
 	if x != nil {
 		return x.OutputTpm
+	}
+	return 0
+}
+
+func (x *Limits) GetRpd() int64 {
+	if x != nil {
+		return x.Rpd
+	}
+	return 0
+}
+
+func (x *Limits) GetMaxInFlight() int64 {
+	if x != nil {
+		return x.MaxInFlight
 	}
 	return 0
 }
@@ -1302,7 +1335,10 @@ type ProviderRecord struct {
 	// model_map maps the caller's model name to the name sent upstream for a
 	// plain record (an Azure deployment name, a Bedrock model id); members of a
 	// pool have their own.
-	ModelMap      map[string]string `protobuf:"bytes,26,rep,name=model_map,json=modelMap,proto3" json:"model_map,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ModelMap map[string]string `protobuf:"bytes,26,rep,name=model_map,json=modelMap,proto3" json:"model_map,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// day_zone is the IANA time zone whose calendar days count rpd (R-HEAD-6);
+	// empty means UTC.
+	DayZone       string `protobuf:"bytes,27,opt,name=day_zone,json=dayZone,proto3" json:"day_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1519,6 +1555,13 @@ func (x *ProviderRecord) GetModelMap() map[string]string {
 	return nil
 }
 
+func (x *ProviderRecord) GetDayZone() string {
+	if x != nil {
+		return x.DayZone
+	}
+	return ""
+}
+
 // Member is one deployment of a pool.
 type Member struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1541,10 +1584,13 @@ type Member struct {
 	// model_map maps the caller's model name to the name sent upstream.
 	ModelMap map[string]string `protobuf:"bytes,13,rep,name=model_map,json=modelMap,proto3" json:"model_map,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// models, when not empty, is the subset of the record's models served.
-	Models        []string `protobuf:"bytes,14,rep,name=models,proto3" json:"models,omitempty"`
-	Off           bool     `protobuf:"varint,15,opt,name=off,proto3" json:"off,omitempty"`
-	Account       *string  `protobuf:"bytes,16,opt,name=account,proto3,oneof" json:"account,omitempty"`
-	ApiVersion    *string  `protobuf:"bytes,17,opt,name=api_version,json=apiVersion,proto3,oneof" json:"api_version,omitempty"`
+	Models     []string `protobuf:"bytes,14,rep,name=models,proto3" json:"models,omitempty"`
+	Off        bool     `protobuf:"varint,15,opt,name=off,proto3" json:"off,omitempty"`
+	Account    *string  `protobuf:"bytes,16,opt,name=account,proto3,oneof" json:"account,omitempty"`
+	ApiVersion *string  `protobuf:"bytes,17,opt,name=api_version,json=apiVersion,proto3,oneof" json:"api_version,omitempty"`
+	// wire_format, when set, is the member's own wire format (R-FMT-4); else
+	// the record's.
+	WireFormat    WireFormat `protobuf:"varint,18,opt,name=wire_format,json=wireFormat,proto3,enum=weir.config.v1.WireFormat" json:"wire_format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1696,6 +1742,13 @@ func (x *Member) GetApiVersion() string {
 		return *x.ApiVersion
 	}
 	return ""
+}
+
+func (x *Member) GetWireFormat() WireFormat {
+	if x != nil {
+		return x.WireFormat
+	}
+	return WireFormat_WIRE_FORMAT_UNSPECIFIED
 }
 
 // Budget limits spend of the tenant, or of one key when key_id is set.
@@ -2180,19 +2233,21 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\r_input_microsB\x10\n" +
 	"\x0e_output_microsB\x14\n" +
 	"\x12_cache_read_microsB\x15\n" +
-	"\x13_cache_write_micros\"V\n" +
+	"\x13_cache_write_micros\"\x8c\x01\n" +
 	"\x06Limits\x12\x10\n" +
 	"\x03rpm\x18\x01 \x01(\x03R\x03rpm\x12\x1b\n" +
 	"\tinput_tpm\x18\x02 \x01(\x03R\binputTpm\x12\x1d\n" +
 	"\n" +
-	"output_tpm\x18\x03 \x01(\x03R\toutputTpm\"\xe7\x02\n" +
+	"output_tpm\x18\x03 \x01(\x03R\toutputTpm\x12\x10\n" +
+	"\x03rpd\x18\x04 \x01(\x03R\x03rpd\x12\"\n" +
+	"\rmax_in_flight\x18\x05 \x01(\x03R\vmaxInFlight\"\xe7\x02\n" +
 	"\bRecovery\x12!\n" +
 	"\fmax_attempts\x18\x01 \x01(\rR\vmaxAttempts\x12>\n" +
 	"\rcall_deadline\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\fcallDeadline\x12D\n" +
 	"\x10attempt_deadline\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x0fattemptDeadline\x12>\n" +
 	"\rcooldown_base\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\fcooldownBase\x12<\n" +
 	"\fcooldown_max\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\vcooldownMax\x124\n" +
-	"\bmax_wait\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\"\x82\n" +
+	"\bmax_wait\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\"\x9d\n" +
 	"\n" +
 	"\x0eProviderRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -2225,7 +2280,8 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\vapi_version\x18\x18 \x01(\tR\n" +
 	"apiVersion\x120\n" +
 	"\amembers\x18\x19 \x03(\v2\x16.weir.config.v1.MemberR\amembers\x12I\n" +
-	"\tmodel_map\x18\x1a \x03(\v2,.weir.config.v1.ProviderRecord.ModelMapEntryR\bmodelMap\x1a7\n" +
+	"\tmodel_map\x18\x1a \x03(\v2,.weir.config.v1.ProviderRecord.ModelMapEntryR\bmodelMap\x12\x19\n" +
+	"\bday_zone\x18\x1b \x01(\tR\adayZone\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aC\n" +
@@ -2234,7 +2290,7 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rModelMapEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc9\x06\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
@@ -2255,7 +2311,9 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\x03off\x18\x0f \x01(\bR\x03off\x12\x1d\n" +
 	"\aaccount\x18\x10 \x01(\tH\x03R\aaccount\x88\x01\x01\x12$\n" +
 	"\vapi_version\x18\x11 \x01(\tH\x04R\n" +
-	"apiVersion\x88\x01\x01\x1a7\n" +
+	"apiVersion\x88\x01\x01\x12;\n" +
+	"\vwire_format\x18\x12 \x01(\x0e2\x1a.weir.config.v1.WireFormatR\n" +
+	"wireFormat\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -2298,23 +2356,25 @@ const file_weir_config_v1_config_proto_rawDesc = "" +
 	"\x06source\"@\n" +
 	"\x06Signed\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature*u\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature*\x8d\x01\n" +
 	"\n" +
 	"WireFormat\x12\x1b\n" +
 	"\x17WIRE_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12WIRE_FORMAT_OPENAI\x10\x01\x12\x19\n" +
 	"\x15WIRE_FORMAT_ANTHROPIC\x10\x02\x12\x17\n" +
-	"\x13WIRE_FORMAT_BEDROCK\x10\x03*W\n" +
+	"\x13WIRE_FORMAT_BEDROCK\x10\x03\x12\x16\n" +
+	"\x12WIRE_FORMAT_GEMINI\x10\x04*W\n" +
 	"\tModelKind\x12\x1a\n" +
 	"\x16MODEL_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fMODEL_KIND_CHAT\x10\x01\x12\x19\n" +
-	"\x15MODEL_KIND_EMBEDDINGS\x10\x02*{\n" +
+	"\x15MODEL_KIND_EMBEDDINGS\x10\x02*\xa1\x01\n" +
 	"\bAuthKind\x12\x19\n" +
 	"\x15AUTH_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11AUTH_KIND_API_KEY\x10\x01\x12\x13\n" +
 	"\x0fAUTH_KIND_SIGV4\x10\x02\x12\x14\n" +
 	"\x10AUTH_KIND_OAUTH2\x10\x03\x12\x12\n" +
-	"\x0eAUTH_KIND_NONE\x10\x04*v\n" +
+	"\x0eAUTH_KIND_NONE\x10\x04\x12$\n" +
+	" AUTH_KIND_GOOGLE_SERVICE_ACCOUNT\x10\x05*v\n" +
 	"\fBudgetPeriod\x12\x1d\n" +
 	"\x19BUDGET_PERIOD_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BUDGET_PERIOD_DAY\x10\x01\x12\x17\n" +
@@ -2409,16 +2469,17 @@ var file_weir_config_v1_config_proto_depIdxs = []int32{
 	15, // 35: weir.config.v1.Member.limits:type_name -> weir.config.v1.Limits
 	14, // 36: weir.config.v1.Member.prices:type_name -> weir.config.v1.Price
 	29, // 37: weir.config.v1.Member.model_map:type_name -> weir.config.v1.Member.ModelMapEntry
-	3,  // 38: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
-	30, // 39: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
-	4,  // 40: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
-	5,  // 41: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
-	22, // 42: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
-	43, // [43:43] is the sub-list for method output_type
-	43, // [43:43] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	0,  // 38: weir.config.v1.Member.wire_format:type_name -> weir.config.v1.WireFormat
+	3,  // 39: weir.config.v1.Budget.period:type_name -> weir.config.v1.BudgetPeriod
+	30, // 40: weir.config.v1.Budget.period_start:type_name -> google.protobuf.Timestamp
+	4,  // 41: weir.config.v1.StandaloneConfig.tenants:type_name -> weir.config.v1.TenantSnapshot
+	5,  // 42: weir.config.v1.StandaloneConfig.cluster:type_name -> weir.config.v1.ClusterSnapshot
+	22, // 43: weir.config.v1.StandaloneConfig.secrets:type_name -> weir.config.v1.SecretSource
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_weir_config_v1_config_proto_init() }

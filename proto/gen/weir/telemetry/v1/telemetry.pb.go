@@ -491,8 +491,18 @@ type MemberView struct {
 	ObservedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=observed_at,json=observedAt,proto3" json:"observed_at,omitempty"`
 	// consecutive_refusals is the cooldown streak (R-FAIL-2).
 	ConsecutiveRefusals uint32 `protobuf:"varint,16,opt,name=consecutive_refusals,json=consecutiveRefusals,proto3" json:"consecutive_refusals,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// max_in_flight is the member's cap on this edge (its share of the
+	// declared max_in_flight, R-HEAD-7); 0 when none is declared.
+	MaxInFlight uint32 `protobuf:"varint,17,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	// requests_today counts this edge's calls to the member in the current
+	// day of the record's day_zone (R-HEAD-6).
+	RequestsToday uint64 `protobuf:"varint,18,opt,name=requests_today,json=requestsToday,proto3" json:"requests_today,omitempty"`
+	// rpd_share is this edge's share of the declared rpd; 0 when none.
+	RpdShare uint64 `protobuf:"varint,19,opt,name=rpd_share,json=rpdShare,proto3" json:"rpd_share,omitempty"`
+	// wire_format is the member's wire format.
+	WireFormat    string `protobuf:"bytes,20,opt,name=wire_format,json=wireFormat,proto3" json:"wire_format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MemberView) Reset() {
@@ -635,6 +645,34 @@ func (x *MemberView) GetConsecutiveRefusals() uint32 {
 		return x.ConsecutiveRefusals
 	}
 	return 0
+}
+
+func (x *MemberView) GetMaxInFlight() uint32 {
+	if x != nil {
+		return x.MaxInFlight
+	}
+	return 0
+}
+
+func (x *MemberView) GetRequestsToday() uint64 {
+	if x != nil {
+		return x.RequestsToday
+	}
+	return 0
+}
+
+func (x *MemberView) GetRpdShare() uint64 {
+	if x != nil {
+		return x.RpdShare
+	}
+	return 0
+}
+
+func (x *MemberView) GetWireFormat() string {
+	if x != nil {
+		return x.WireFormat
+	}
+	return ""
 }
 
 // Attempt is one try of one member inside a call, or a recorded skip.
@@ -944,6 +982,12 @@ type CallRecord struct {
 	Duration      *durationpb.Duration   `protobuf:"bytes,20,opt,name=duration,proto3" json:"duration,omitempty"`
 	JobHash       string                 `protobuf:"bytes,21,opt,name=job_hash,json=jobHash,proto3" json:"job_hash,omitempty"`
 	RecordId      string                 `protobuf:"bytes,22,opt,name=record_id,json=recordId,proto3" json:"record_id,omitempty"`
+	// member_format is the wire format of the member that served the call
+	// ("openai", "anthropic", "bedrock", "gemini"); empty when none did.
+	MemberFormat string `protobuf:"bytes,23,opt,name=member_format,json=memberFormat,proto3" json:"member_format,omitempty"`
+	// translated says the call's body and answer were translated between the
+	// caller's format and the member's (R-FMT-2, R-FMT-6).
+	Translated    bool `protobuf:"varint,24,opt,name=translated,proto3" json:"translated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1130,6 +1174,20 @@ func (x *CallRecord) GetRecordId() string {
 		return x.RecordId
 	}
 	return ""
+}
+
+func (x *CallRecord) GetMemberFormat() string {
+	if x != nil {
+		return x.MemberFormat
+	}
+	return ""
+}
+
+func (x *CallRecord) GetTranslated() bool {
+	if x != nil {
+		return x.Translated
+	}
+	return false
 }
 
 // Affinity is the value of KV WEIR_AFFINITY "<tenant>.<job-hash>".
@@ -1591,7 +1649,7 @@ const file_weir_telemetry_v1_telemetry_proto_rawDesc = "" +
 	"\bCooldown\x120\n" +
 	"\x05until\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x122\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1e.weir.telemetry.v1.FailureKindR\x04kind\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xe0\x05\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xe9\x06\n" +
 	"\n" +
 	"MemberView\x12\x17\n" +
 	"\aedge_id\x18\x01 \x01(\tR\x06edgeId\x12\x1b\n" +
@@ -1616,7 +1674,12 @@ const file_weir_telemetry_v1_telemetry_proto_rawDesc = "" +
 	"\bcounters\x18\x0e \x03(\v2+.weir.telemetry.v1.MemberView.CountersEntryR\bcounters\x12;\n" +
 	"\vobserved_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"observedAt\x121\n" +
-	"\x14consecutive_refusals\x18\x10 \x01(\rR\x13consecutiveRefusals\x1a;\n" +
+	"\x14consecutive_refusals\x18\x10 \x01(\rR\x13consecutiveRefusals\x12\"\n" +
+	"\rmax_in_flight\x18\x11 \x01(\rR\vmaxInFlight\x12%\n" +
+	"\x0erequests_today\x18\x12 \x01(\x04R\rrequestsToday\x12\x1b\n" +
+	"\trpd_share\x18\x13 \x01(\x04R\brpdShare\x12\x1f\n" +
+	"\vwire_format\x18\x14 \x01(\tR\n" +
+	"wireFormat\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xb8\x03\n" +
@@ -1648,7 +1711,7 @@ const file_weir_telemetry_v1_telemetry_proto_rawDesc = "" +
 	"\x06member\x18\x03 \x01(\tR\x06member\x12\x12\n" +
 	"\x04miss\x18\x04 \x01(\tR\x04miss\x12?\n" +
 	"\x1cprevious_cached_input_tokens\x18\x05 \x01(\x03R\x19previousCachedInputTokens\x129\n" +
-	"\x19estimated_miss_cost_nanos\x18\x06 \x01(\x03R\x16estimatedMissCostNanos\"\xa0\x06\n" +
+	"\x19estimated_miss_cost_nanos\x18\x06 \x01(\x03R\x16estimatedMissCostNanos\"\xe5\x06\n" +
 	"\n" +
 	"CallRecord\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
@@ -1678,7 +1741,11 @@ const file_weir_telemetry_v1_telemetry_proto_rawDesc = "" +
 	"started_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
 	"\bduration\x18\x14 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x19\n" +
 	"\bjob_hash\x18\x15 \x01(\tR\ajobHash\x12\x1b\n" +
-	"\trecord_id\x18\x16 \x01(\tR\brecordId\"\xa4\x01\n" +
+	"\trecord_id\x18\x16 \x01(\tR\brecordId\x12#\n" +
+	"\rmember_format\x18\x17 \x01(\tR\fmemberFormat\x12\x1e\n" +
+	"\n" +
+	"translated\x18\x18 \x01(\bR\n" +
+	"translated\"\xa4\x01\n" +
 	"\bAffinity\x12\x1b\n" +
 	"\trecord_id\x18\x01 \x01(\tR\brecordId\x12\x1f\n" +
 	"\vmember_name\x18\x02 \x01(\tR\n" +
