@@ -32,6 +32,9 @@ type Request struct {
 	// IncludeUsage is OpenAI's stream_options.include_usage (callers on
 	// the other formats always get usage in the stream).
 	IncludeUsage bool
+	// ResponseFormat is the structured output the caller asked for (chat
+	// response_format, Responses text.format); nil for free text.
+	ResponseFormat *ResponseFormat
 }
 
 // Role is the author of a turn.

@@ -20,6 +20,7 @@ type chatBody struct {
 	MaxTokens           *int64          `json:"max_tokens"`
 	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
 	Stream              *bool           `json:"stream"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
 	StreamOptions       *struct {
 		IncludeUsage *bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -62,7 +63,8 @@ type chatTool struct {
 // messages are required. System and developer messages become System, in
 // order; each run of consecutive tool messages becomes one user turn of
 // tool results, each matched with an earlier assistant tool call by id.
-// max_completion_tokens wins over max_tokens when both are given. A body
+// max_completion_tokens wins over max_tokens when both are given;
+// response_format (json_object, json_schema) is carried. A body
 // that cannot be read or carried is a *BadRequest naming the field.
 func ParseChat(body []byte) (*Request, error) {
 	var b chatBody
@@ -103,6 +105,9 @@ func ParseChat(body []byte) (*Request, error) {
 		if r.MaxOutput, err = reqMaxOutput(b.MaxCompletionTokens, "max_completion_tokens"); err != nil {
 			return nil, err
 		}
+	}
+	if r.ResponseFormat, err = parseResponseFormat(b.ResponseFormat, "response_format", true); err != nil {
+		return nil, err
 	}
 	r.Stream = b.Stream != nil && *b.Stream
 	if r.Stream && b.StreamOptions != nil && b.StreamOptions.IncludeUsage != nil {

@@ -17,6 +17,7 @@ type responsesBody struct {
 	Temperature        *float64        `json:"temperature"`
 	TopP               *float64        `json:"top_p"`
 	Stream             *bool           `json:"stream"`
+	Text               json.RawMessage `json:"text"`
 	PreviousResponseID json.RawMessage `json:"previous_response_id"`
 	Prompt             json.RawMessage `json:"prompt"`
 	Conversation       json.RawMessage `json:"conversation"`
@@ -51,7 +52,8 @@ type responsesTool struct {
 // items — messages (input_text, input_image, output_text parts; system
 // and developer messages join System after instructions), function_call
 // and function_call_output items (matched by call_id). Consecutive items
-// of one role are one turn. Reasoning items are dropped (R-FMT-3). Server
+// of one role are one turn. text.format (json_object, json_schema) is
+// carried. Reasoning items are dropped (R-FMT-3). Server
 // state (previous_response_id, prompt, conversation, item_reference), file
 // inputs and built-in tools cannot be carried to another provider and are
 // a *BadRequest.
@@ -108,6 +110,18 @@ func ParseResponses(body []byte) (*Request, error) {
 	}
 	if r.MaxOutput, err = reqMaxOutput(b.MaxOutputTokens, "max_output_tokens"); err != nil {
 		return nil, err
+	}
+	if !reqAbsent(b.Text) {
+		// text.verbosity is a hint (R-FMT-3); text.format is carried.
+		var text struct {
+			Format json.RawMessage `json:"format"`
+		}
+		if err := reqObject(b.Text, "text", &text); err != nil {
+			return nil, err
+		}
+		if r.ResponseFormat, err = parseResponseFormat(text.Format, "text.format", false); err != nil {
+			return nil, err
+		}
 	}
 	r.Temperature, r.TopP = b.Temperature, b.TopP
 	r.Stream = b.Stream != nil && *b.Stream

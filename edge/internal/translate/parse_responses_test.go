@@ -52,6 +52,11 @@ func TestParseResponsesBadRequest(t *testing.T) {
 		{"max_output_tokens negative", `{"input":"x","max_output_tokens":-1}`, "max_output_tokens"},
 		{"max_output_tokens string", `{"input":"x","max_output_tokens":"1"}`, "max_output_tokens"},
 		{"temperature string", `{"input":"x","temperature":"1"}`, "temperature"},
+		{"text string", `{"input":"x","text":"json"}`, "text"},
+		{"text.format string", `{"input":"x","text":{"format":"json"}}`, "text.format"},
+		{"text.format type unknown", `{"input":"x","text":{"format":{"type":"yaml"}}}`, "text.format.type"},
+		{"text.format name missing", `{"input":"x","text":{"format":{"type":"json_schema","schema":{}}}}`, "text.format.name"},
+		{"text.format schema array", `{"input":"x","text":{"format":{"type":"json_schema","name":"n","schema":[1]}}}`, "text.format.schema"},
 		{"stream string", `{"input":"x","stream":"true"}`, "stream"},
 	})
 }
@@ -95,5 +100,33 @@ func TestParseResponses(t *testing.T) {
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("got  %+v\nwant %+v", r, want)
+	}
+}
+
+// TestParseResponseFormat: json_object and json_schema are carried from
+// both OpenAI shapes; "text" is free text (nil).
+func TestParseResponseFormat(t *testing.T) {
+	strict := true
+	schema := &ResponseFormat{Name: "p", Description: "d", Strict: &strict, Schema: json.RawMessage(`{"type":"object"}`)}
+	for _, c := range []struct {
+		parse func([]byte) (*Request, error)
+		body  string
+		want  *ResponseFormat
+	}{
+		{ParseChat, `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"text"}}`, nil},
+		{ParseChat, `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, &ResponseFormat{}},
+		{ParseChat, `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"p","description":"d","strict":true,"schema":{ "type" : "object" }}}}`, schema},
+		{ParseChat, `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"p"}}}`, &ResponseFormat{Name: "p", Schema: json.RawMessage(`{}`)}},
+		{ParseResponses, `{"input":"x","text":{"verbosity":"low"}}`, nil},
+		{ParseResponses, `{"input":"x","text":{"format":{"type":"json_object"}}}`, &ResponseFormat{}},
+		{ParseResponses, `{"input":"x","text":{"format":{"type":"json_schema","name":"p","description":"d","strict":true,"schema":{"type":"object"}}}}`, schema},
+	} {
+		r, err := c.parse([]byte(c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.body, err)
+		}
+		if !reflect.DeepEqual(r.ResponseFormat, c.want) {
+			t.Errorf("%s: got %+v, want %+v", c.body, r.ResponseFormat, c.want)
+		}
 	}
 }

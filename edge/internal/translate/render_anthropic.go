@@ -75,6 +75,9 @@ type anChoice struct {
 //   - Newer Claude models refuse temperature together with top_p: when both
 //     are given only temperature is sent (R-FMT-3: top_p is then a hint).
 //   - System is a string when it is one text, else text blocks.
+//   - A response format is not sent: Anthropic has no JSON mode, and a
+//     JSON schema is a feature routing keeps from Anthropic members
+//     (R-FMT-3); a json_object request reaches it as its prompt says.
 func RenderAnthropic(r *Request, model string, defaultMaxOutput int64) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("translate: nil request")

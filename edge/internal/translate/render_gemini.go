@@ -76,6 +76,10 @@ type gmGenConfig struct {
 	TopP            *float64 `json:"topP,omitempty"`
 	MaxOutputTokens int64    `json:"maxOutputTokens,omitempty"`
 	StopSequences   []string `json:"stopSequences,omitempty"`
+	// ResponseMimeType "application/json" and ResponseSchema say the
+	// answer is JSON (following the schema).
+	ResponseMimeType string          `json:"responseMimeType,omitempty"`
+	ResponseSchema   json.RawMessage `json:"responseSchema,omitempty"`
 }
 
 // gmSkipSignature is the placeholder thought signature Google documents for
@@ -104,6 +108,9 @@ const gmSkipSignature = "skip_thought_signature_validator"
 //     "additionalProperties" and the like are dropped; a type list such as
 //     ["string","null"] becomes type "string" with nullable true. A tool
 //     whose schema declares no properties is sent without parameters.
+//   - A response format is generationConfig.responseMimeType
+//     "application/json", with its schema, rewritten as for parameters,
+//     as responseSchema.
 //   - toolConfig is sent only with tools and only when not the default:
 //     mode NONE, ANY, or ANY with allowedFunctionNames for a named tool.
 func RenderGemini(r *Request) ([]byte, error) {
@@ -162,7 +169,15 @@ func RenderGemini(r *Request) ([]byte, error) {
 		}
 	}
 	gc := gmGenConfig{Temperature: r.Temperature, TopP: r.TopP, MaxOutputTokens: r.MaxOutput, StopSequences: r.Stop}
-	if gc.Temperature != nil || gc.TopP != nil || gc.MaxOutputTokens > 0 || len(gc.StopSequences) > 0 {
+	if rf := r.ResponseFormat; rf != nil {
+		gc.ResponseMimeType = "application/json"
+		schema, err := geminiSchema(rf.Schema)
+		if err != nil {
+			return nil, badf("", "response format schema: %v", err)
+		}
+		gc.ResponseSchema = schema
+	}
+	if gc.Temperature != nil || gc.TopP != nil || gc.MaxOutputTokens > 0 || len(gc.StopSequences) > 0 || gc.ResponseMimeType != "" {
 		b.GenerationConfig = &gc
 	}
 	return renderJSON(b)

@@ -6,16 +6,17 @@ import (
 )
 
 type oaBody struct {
-	Model         string       `json:"model"`
-	Messages      []oaMessage  `json:"messages"`
-	Tools         []oaTool     `json:"tools,omitempty"`
-	ToolChoice    any          `json:"tool_choice,omitempty"`
-	Stop          []string     `json:"stop,omitempty"`
-	Temperature   *float64     `json:"temperature,omitempty"`
-	TopP          *float64     `json:"top_p,omitempty"`
-	MaxTokens     int64        `json:"max_tokens,omitempty"`
-	Stream        bool         `json:"stream,omitempty"`
-	StreamOptions *oaStreamOpt `json:"stream_options,omitempty"`
+	Model          string            `json:"model"`
+	Messages       []oaMessage       `json:"messages"`
+	Tools          []oaTool          `json:"tools,omitempty"`
+	ToolChoice     any               `json:"tool_choice,omitempty"`
+	Stop           []string          `json:"stop,omitempty"`
+	Temperature    *float64          `json:"temperature,omitempty"`
+	TopP           *float64          `json:"top_p,omitempty"`
+	MaxTokens      int64             `json:"max_tokens,omitempty"`
+	Stream         bool              `json:"stream,omitempty"`
+	StreamOptions  *oaStreamOpt      `json:"stream_options,omitempty"`
+	ResponseFormat *oaResponseFormat `json:"response_format,omitempty"`
 }
 
 type oaStreamOpt struct {
@@ -77,19 +78,26 @@ const toolErrorPrefix = "Error: "
 
 // RenderOpenAI writes r as an OpenAI Chat Completions request body for
 // model (R-FMT-2). The choices it makes:
+//
 //   - System parts become one leading system message, joined by a blank
 //     line.
+//
 //   - The output cap is sent as max_tokens (understood by OpenAI-compatible
 //     servers and Azure alike; max_completion_tokens is not).
+//
 //   - Tool results become one "tool" message each, ahead of the rest of
 //     their turn. A tool message holds text only: a failed result's text
 //     starts with "Error: ", and images a tool returned follow in a user
 //     message, each introduced by a text part naming the call.
+//
 //   - tool_choice is sent only with tools (OpenAI refuses it alone) and
 //     only when it is not the default (auto).
+//
 //   - A streamed call always asks for usage (stream_options.include_usage)
 //     so the gateway can count it; the caller's own wish is applied when
 //     the answer is translated back.
+//
+//   - A response format is response_format (json_object or json_schema).
 //
 // The output is compact JSON without HTML escaping, deterministic for a
 // given r.
@@ -127,6 +135,7 @@ func RenderOpenAI(r *Request, model string) ([]byte, error) {
 			b.ToolChoice = c
 		}
 	}
+	b.ResponseFormat = renderOAFormat(r.ResponseFormat)
 	if r.Stream {
 		b.Stream = true
 		b.StreamOptions = &oaStreamOpt{IncludeUsage: true}

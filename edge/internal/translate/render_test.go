@@ -47,7 +47,7 @@ func parseFile(t *testing.T, caller, name string) *Request {
 // body has only the top-level fields the translation writes.
 func TestR_FMT_3_HintsDropped(t *testing.T) {
 	allowed := map[string]map[string]bool{
-		"openai":    set("model", "messages", "tools", "tool_choice", "stop", "temperature", "top_p", "max_tokens", "stream", "stream_options"),
+		"openai":    set("model", "messages", "tools", "tool_choice", "stop", "temperature", "top_p", "max_tokens", "stream", "stream_options", "response_format"),
 		"anthropic": set("model", "max_tokens", "system", "messages", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "stream"),
 		"gemini":    set("systemInstruction", "contents", "tools", "toolConfig", "generationConfig"),
 	}
