@@ -13,7 +13,7 @@
 //   - ir.go: the neutral form (Request, Message, Part, Tool, ToolChoice,
 //     Answer, Finish, Event).
 //   - parse_*.go: ParseChat, ParseResponses, ParseMessages(body) (*Request,
-//     error); Inspect(ep, body) routing.Features (R-FMT-3).
+//     error).
 //   - render_*.go: RenderOpenAI(r, model), RenderAnthropic(r, model,
 //     defaultMaxOutput), RenderGemini(r) ([]byte, error).
 //   - answer_*.go: DecodeAnswer(w routing.WireFormat, body) (*Answer, error)
