@@ -21,6 +21,7 @@ type chatBody struct {
 	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
 	Stream              *bool           `json:"stream"`
 	ResponseFormat      json.RawMessage `json:"response_format"`
+	Functions           json.RawMessage `json:"functions"`
 	StreamOptions       *struct {
 		IncludeUsage *bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -70,6 +71,11 @@ func ParseChat(body []byte) (*Request, error) {
 	var b chatBody
 	if err := reqBody(body, &b); err != nil {
 		return nil, err
+	}
+	if !reqAbsent(b.Functions) {
+		// Dropping the legacy functions would silently take the tools
+		// away; the caller can say the same with tools.
+		return nil, badf("functions", "legacy functions cannot be translated; use tools")
 	}
 	r := &Request{}
 	if reqAbsent(b.Messages) {

@@ -39,6 +39,7 @@ func TestParseChatBadRequest(t *testing.T) {
 	runBad(t, ParseChat, []badCase{
 		{"not json", `{"messages":`, ""},
 		{"not an object", `[1,2]`, ""},
+		{"legacy functions", `{"messages":[{"role":"user","content":"x"}],"functions":[{"name":"f"}]}`, "functions"},
 		{"messages missing", `{"model":"m"}`, "messages"},
 		{"messages null", `{"messages":null}`, "messages"},
 		{"messages not array", `{"messages":{}}`, "messages"},

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"encoding/base64"
 	"encoding/json"
 )
 
@@ -309,7 +308,7 @@ func messagesImage(raw json.RawMessage, path string) (Part, error) {
 		if src.Data == "" {
 			return Part{}, badf(reqJoin(path, "data"), "is required")
 		}
-		if _, err := base64.StdEncoding.DecodeString(src.Data); err != nil {
+		if !reqBase64(src.Data) {
 			return Part{}, badf(reqJoin(path, "data"), "must be base64")
 		}
 		return Part{Kind: PartImage, MediaType: src.MediaType, Data: src.Data}, nil

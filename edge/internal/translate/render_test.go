@@ -346,3 +346,25 @@ func TestRenderRoundTripIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderDropsEmptyTurns: an assistant turn left empty once its
+// thinking is dropped (R-FMT-3) and an empty user turn do not reach
+// Anthropic or Gemini as empty turns (both refuse them), and the turns
+// around them still alternate.
+func TestRenderDropsEmptyTurns(t *testing.T) {
+	r, err := ParseMessages([]byte(`{"messages":[
+		{"role":"user","content":"a"},
+		{"role":"assistant","content":[{"type":"thinking","thinking":"x","signature":"s"}]},
+		{"role":"user","content":[]},
+		{"role":"user","content":"b"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := renderAll(t, r)
+	if want := `"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`; !strings.Contains(string(outs["anthropic"]), want) {
+		t.Errorf("anthropic: %s", outs["anthropic"])
+	}
+	if want := `{"contents":[{"role":"user","parts":[{"text":"a"},{"text":"b"}]}]}`; string(outs["gemini"]) != want {
+		t.Errorf("gemini: %s", outs["gemini"])
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -212,10 +213,20 @@ func reqImageURL(u, path string) (Part, error) {
 	if !ok || mt == "" || enc != "base64" {
 		return Part{}, badf(path, "a data URL must be data:<media type>;base64,<data>")
 	}
-	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+	if !reqBase64(data) {
 		return Part{}, badf(path, "a data URL must hold base64 data")
 	}
 	return Part{Kind: PartImage, MediaType: mt, Data: data}, nil
+}
+
+// reqBase64 reports whether s is standard base64, checked in a stream so
+// that a large image is not decoded into memory.
+func reqBase64(s string) bool {
+	if s == "" {
+		return false
+	}
+	_, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)))
+	return err == nil
 }
 
 // reqCalls tracks the tool calls a request has made so far, so that each
