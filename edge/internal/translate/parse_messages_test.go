@@ -41,6 +41,13 @@ func TestParseMessagesBadRequest(t *testing.T) {
 		{"tool_result content number", `{"messages":[` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":3}]}]}`, "messages[1].content[0].content"},
 		{"tool_result content doc", `{"messages":[` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"document"}]}]}]}`, "messages[1].content[0].content[0].type"},
 		{"tool_result is_error string", `{"messages":[` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":"yes"}]}]}`, "messages[1].content[0].is_error"},
+		{"system block not object", `{"system":["x"],"messages":[{"role":"user","content":"x"}]}`, "system[0]"},
+		{"tool_result block not object", `{"messages":[` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[1]}]}]}`, "messages[1].content[0].content[0]"},
+		{"tool_result text missing", `{"messages":[` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text"}]}]}]}`, "messages[1].content[0].content[0].text"},
+		{"tool_result bad image", `{"messages":[` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"type":"url"}}]}]}]}`, "messages[1].content[0].content[0].source.url"},
+		{"image source not object", u(`[{"type":"image","source":"http://x"}]`), "messages[0].content[0].source"},
+		{"tool not object", `{"messages":[{"role":"user","content":"x"}],"tools":[1]}`, "tools[0]"},
+		{"tool_choice type number", `{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":1}}`, "tool_choice.type"},
 		{"system number", `{"system":1,"messages":[{"role":"user","content":"x"}]}`, "system"},
 		{"system image block", `{"system":[{"type":"image"}],"messages":[{"role":"user","content":"x"}]}`, "system[0].type"},
 		{"system text missing", `{"system":[{"type":"text"}],"messages":[{"role":"user","content":"x"}]}`, "system[0].text"},
@@ -90,5 +97,29 @@ func TestParseMessages(t *testing.T) {
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("got  %+v\nwant %+v", r, want)
+	}
+}
+
+// TestParseToolChoiceForms covers every tool_choice form of the Messages
+// and Responses shapes.
+func TestParseToolChoiceForms(t *testing.T) {
+	for _, c := range []struct {
+		parse func([]byte) (*Request, error)
+		body  string
+		want  ToolChoice
+	}{
+		{ParseMessages, `{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"auto"}}`, ToolChoice{Mode: ToolAuto}},
+		{ParseMessages, `{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"none"}}`, ToolChoice{Mode: ToolNone}},
+		{ParseMessages, `{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"any"}}`, ToolChoice{Mode: ToolRequired}},
+		{ParseMessages, `{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"tool","name":"f"}}`, ToolChoice{Mode: ToolNamed, Name: "f"}},
+		{ParseResponses, `{"input":"x","tool_choice":"auto"}`, ToolChoice{Mode: ToolAuto}},
+		{ParseResponses, `{"input":"x","tool_choice":"none"}`, ToolChoice{Mode: ToolNone}},
+		{ParseResponses, `{"input":"x","tool_choice":"required"}`, ToolChoice{Mode: ToolRequired}},
+		{ParseResponses, `{"input":"x","tool_choice":{"type":"function","name":"f"}}`, ToolChoice{Mode: ToolNamed, Name: "f"}},
+	} {
+		r, err := c.parse([]byte(c.body))
+		if err != nil || r.ToolChoice != c.want {
+			t.Errorf("%s: got %+v %v, want %+v", c.body, r, err, c.want)
+		}
 	}
 }
