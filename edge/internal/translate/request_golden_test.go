@@ -39,6 +39,18 @@ func TestRequestGolden(t *testing.T) {
 		if err != nil || len(ins) == 0 {
 			t.Fatalf("no inputs for %s: %v", caller, err)
 		}
+		inputs := map[string]bool{}
+		for _, in := range ins {
+			inputs[strings.TrimSuffix(filepath.Base(in), ".json")] = true
+		}
+		// Every golden belongs to an input and a member (no stale ones).
+		outs, _ := filepath.Glob(filepath.Join("testdata", "req", caller, "out", "*.json"))
+		for _, out := range outs {
+			parts := strings.Split(strings.TrimSuffix(filepath.Base(out), ".json"), ".")
+			if len(parts) != 2 || !inputs[parts[0]] || reqRenderers[parts[1]] == nil {
+				t.Errorf("stale golden %s", out)
+			}
+		}
 		for _, in := range ins {
 			name := strings.TrimSuffix(filepath.Base(in), ".json")
 			body, err := os.ReadFile(in)
