@@ -10,6 +10,10 @@ import (
 // caller nor the member's record gives one (Anthropic requires one).
 const anthropicMaxOutput = 4096
 
+// anthropicMaxTemperature is the top of Anthropic's temperature range
+// (OpenAI's and Gemini's go to 2).
+const anthropicMaxTemperature = 1
+
 type anBody struct {
 	Model         string      `json:"model"`
 	MaxTokens     int64       `json:"max_tokens"`
@@ -74,6 +78,7 @@ type anChoice struct {
 //   - tool_choice is sent only with tools and only when not the default.
 //   - Newer Claude models refuse temperature together with top_p: when both
 //     are given only temperature is sent (R-FMT-3: top_p is then a hint).
+//   - A temperature above 1, the top of Anthropic's range, is sent as 1.
 //   - System is a string when it is one text, else text blocks.
 //   - A response format is not sent: Anthropic has no JSON mode, and a
 //     JSON schema is a feature routing keeps from Anthropic members
@@ -93,6 +98,10 @@ func RenderAnthropic(r *Request, model string, defaultMaxOutput int64) ([]byte, 
 	}
 	if b.Temperature != nil && b.TopP != nil {
 		b.TopP = nil
+	}
+	if b.Temperature != nil && *b.Temperature > anthropicMaxTemperature {
+		t := float64(anthropicMaxTemperature)
+		b.Temperature = &t
 	}
 	var sys []anBlock
 	for _, p := range r.System {

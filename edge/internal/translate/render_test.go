@@ -158,6 +158,18 @@ func TestRenderAnthropicAlternation(t *testing.T) {
 	}
 }
 
+// TestRenderAnthropicTemperature: OpenAI's range goes to 2, Anthropic's to
+// 1; a higher temperature is sent as 1, others as given.
+func TestRenderAnthropicTemperature(t *testing.T) {
+	for in, want := range map[float64]string{1.7: `"temperature":1`, 0.3: `"temperature":0.3`, 0: `"temperature":0`, 1: `"temperature":1`} {
+		temp := in
+		out, err := RenderAnthropic(&Request{Temperature: &temp, Messages: []Message{{Role: RoleUser, Parts: []Part{text("x")}}}}, "m", 0)
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("%v: %s %v", in, out, err)
+		}
+	}
+}
+
 // TestRenderOpenAITurns: tool results become tool messages ahead of the
 // rest of their turn, a failed result says so, arguments are a JSON
 // string, result images follow in a user message.
