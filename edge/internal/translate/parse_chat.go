@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 )
 
-// chatBody is the part of an OpenAI Chat Completions request the
+// reqChatBody is the part of an OpenAI Chat Completions request the
 // translation carries. Other fields (seed, user, metadata, n, logprobs,
 // logit_bias, penalties, parallel_tool_calls, prompt_cache_key,
 // service_tier, reasoning_effort, store, ...) are hints the member may not
 // be able to say and are dropped (R-FMT-3); shape-changing ones are
 // refused earlier by routing.
-type chatBody struct {
+type reqChatBody struct {
 	Messages            json.RawMessage `json:"messages"`
 	Tools               json.RawMessage `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
@@ -27,14 +27,14 @@ type chatBody struct {
 	} `json:"stream_options"`
 }
 
-type chatMessage struct {
+type reqChatMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	ToolCalls  json.RawMessage `json:"tool_calls"`
 	ToolCallID *string         `json:"tool_call_id"`
 }
 
-type chatToolCall struct {
+type reqChatToolCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"`
 	Function struct {
@@ -43,14 +43,14 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-type chatContentPart struct {
+type reqChatContentPart struct {
 	Type     string          `json:"type"`
 	Text     *string         `json:"text"`
 	Refusal  *string         `json:"refusal"`
 	ImageURL json.RawMessage `json:"image_url"`
 }
 
-type chatTool struct {
+type reqChatTool struct {
 	Type     string `json:"type"`
 	Function *struct {
 		Name        string          `json:"name"`
@@ -68,7 +68,7 @@ type chatTool struct {
 // response_format (json_object, json_schema) is carried. A body
 // that cannot be read or carried is a *BadRequest naming the field.
 func ParseChat(body []byte) (*Request, error) {
-	var b chatBody
+	var b reqChatBody
 	if err := reqBody(body, &b); err != nil {
 		return nil, err
 	}
@@ -90,14 +90,14 @@ func ParseChat(body []byte) (*Request, error) {
 	}
 	calls := reqCalls{}
 	for i, raw := range msgs {
-		if err := chatMessageInto(r, raw, reqIndex("messages", i), calls); err != nil {
+		if err := reqChatMessageInto(r, raw, reqIndex("messages", i), calls); err != nil {
 			return nil, err
 		}
 	}
-	if r.Tools, err = chatTools(b.Tools); err != nil {
+	if r.Tools, err = reqChatTools(b.Tools); err != nil {
 		return nil, err
 	}
-	if r.ToolChoice, err = chatToolChoice(b.ToolChoice, "tool_choice"); err != nil {
+	if r.ToolChoice, err = reqChatToolChoice(b.ToolChoice, "tool_choice"); err != nil {
 		return nil, err
 	}
 	if r.Stop, err = reqStops(b.Stop, "stop"); err != nil {
@@ -112,7 +112,7 @@ func ParseChat(body []byte) (*Request, error) {
 			return nil, err
 		}
 	}
-	if r.ResponseFormat, err = parseResponseFormat(b.ResponseFormat, "response_format", true); err != nil {
+	if r.ResponseFormat, err = reqParseResponseFormat(b.ResponseFormat, "response_format", true); err != nil {
 		return nil, err
 	}
 	r.Stream = b.Stream != nil && *b.Stream
@@ -122,21 +122,21 @@ func ParseChat(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// chatMessageInto adds the message raw, found at path, to r.
-func chatMessageInto(r *Request, raw json.RawMessage, path string, calls reqCalls) error {
-	var m chatMessage
+// reqChatMessageInto adds the message raw, found at path, to r.
+func reqChatMessageInto(r *Request, raw json.RawMessage, path string, calls reqCalls) error {
+	var m reqChatMessage
 	if err := reqObject(raw, path, &m); err != nil {
 		return err
 	}
 	switch m.Role {
 	case "system", "developer":
-		parts, err := chatContent(m.Content, reqJoin(path, "content"), false)
+		parts, err := reqChatContent(m.Content, reqJoin(path, "content"), false)
 		if err != nil {
 			return err
 		}
 		r.System = append(r.System, parts...)
 	case "user":
-		parts, err := chatContent(m.Content, reqJoin(path, "content"), true)
+		parts, err := reqChatContent(m.Content, reqJoin(path, "content"), true)
 		if err != nil {
 			return err
 		}
@@ -145,11 +145,11 @@ func chatMessageInto(r *Request, raw json.RawMessage, path string, calls reqCall
 		var parts []Part
 		if !reqAbsent(m.Content) {
 			var err error
-			if parts, err = chatContent(m.Content, reqJoin(path, "content"), false); err != nil {
+			if parts, err = reqChatContent(m.Content, reqJoin(path, "content"), false); err != nil {
 				return err
 			}
 		}
-		tcs, err := chatToolCalls(m.ToolCalls, reqJoin(path, "tool_calls"), calls)
+		tcs, err := reqChatToolCalls(m.ToolCalls, reqJoin(path, "tool_calls"), calls)
 		if err != nil {
 			return err
 		}
@@ -163,13 +163,13 @@ func chatMessageInto(r *Request, raw json.RawMessage, path string, calls reqCall
 		if err := calls.check(*m.ToolCallID, f); err != nil {
 			return err
 		}
-		content, err := chatContent(m.Content, reqJoin(path, "content"), false)
+		content, err := reqChatContent(m.Content, reqJoin(path, "content"), false)
 		if err != nil {
 			return err
 		}
 		res := Part{Kind: PartToolResult, ToolCallID: *m.ToolCallID, ToolName: calls[*m.ToolCallID], Content: content}
 		// Consecutive tool messages are one user turn of results.
-		if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == RoleUser && chatAllResults(r.Messages[n-1].Parts) {
+		if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == RoleUser && reqChatAllResults(r.Messages[n-1].Parts) {
 			r.Messages[n-1].Parts = append(r.Messages[n-1].Parts, res)
 		} else {
 			r.Messages = append(r.Messages, Message{Role: RoleUser, Parts: []Part{res}})
@@ -182,9 +182,9 @@ func chatMessageInto(r *Request, raw json.RawMessage, path string, calls reqCall
 	return nil
 }
 
-// chatAllResults reports whether parts are all tool results (a turn made
+// reqChatAllResults reports whether parts are all tool results (a turn made
 // of tool messages).
-func chatAllResults(parts []Part) bool {
+func reqChatAllResults(parts []Part) bool {
 	for _, p := range parts {
 		if p.Kind != PartToolResult {
 			return false
@@ -193,9 +193,9 @@ func chatAllResults(parts []Part) bool {
 	return len(parts) > 0
 }
 
-// chatContent reads a message's content: a string or an array of parts
+// reqChatContent reads a message's content: a string or an array of parts
 // (text, and image_url when images is set; refusal parts are dropped).
-func chatContent(raw json.RawMessage, path string, images bool) ([]Part, error) {
+func reqChatContent(raw json.RawMessage, path string, images bool) ([]Part, error) {
 	if reqAbsent(raw) {
 		return nil, badf(path, "is required")
 	}
@@ -212,7 +212,7 @@ func chatContent(raw json.RawMessage, path string, images bool) ([]Part, error) 
 	parts := make([]Part, 0, len(items))
 	for i, it := range items {
 		f := reqIndex(path, i)
-		var cp chatContentPart
+		var cp reqChatContentPart
 		if err := reqObject(it, f, &cp); err != nil {
 			return nil, err
 		}
@@ -229,7 +229,7 @@ func chatContent(raw json.RawMessage, path string, images bool) ([]Part, error) 
 			if !images {
 				return nil, badf(reqJoin(f, "type"), "image parts are allowed only in user messages")
 			}
-			p, err := chatImage(cp.ImageURL, reqJoin(f, "image_url"))
+			p, err := reqChatImage(cp.ImageURL, reqJoin(f, "image_url"))
 			if err != nil {
 				return nil, err
 			}
@@ -243,9 +243,9 @@ func chatContent(raw json.RawMessage, path string, images bool) ([]Part, error) 
 	return parts, nil
 }
 
-// chatImage reads an image_url object ({url, detail}; detail is a hint and
+// reqChatImage reads an image_url object ({url, detail}; detail is a hint and
 // dropped).
-func chatImage(raw json.RawMessage, path string) (Part, error) {
+func reqChatImage(raw json.RawMessage, path string) (Part, error) {
 	if reqAbsent(raw) {
 		return Part{}, badf(path, "is required")
 	}
@@ -258,8 +258,8 @@ func chatImage(raw json.RawMessage, path string) (Part, error) {
 	return reqImageURL(iu.URL, reqJoin(path, "url"))
 }
 
-// chatToolCalls reads an assistant message's tool_calls and records them.
-func chatToolCalls(raw json.RawMessage, path string, calls reqCalls) ([]Part, error) {
+// reqChatToolCalls reads an assistant message's tool_calls and records them.
+func reqChatToolCalls(raw json.RawMessage, path string, calls reqCalls) ([]Part, error) {
 	if reqAbsent(raw) {
 		return nil, nil
 	}
@@ -270,7 +270,7 @@ func chatToolCalls(raw json.RawMessage, path string, calls reqCalls) ([]Part, er
 	parts := make([]Part, 0, len(items))
 	for i, it := range items {
 		f := reqIndex(path, i)
-		var tc chatToolCall
+		var tc reqChatToolCall
 		if err := reqObject(it, f, &tc); err != nil {
 			return nil, err
 		}
@@ -293,8 +293,8 @@ func chatToolCalls(raw json.RawMessage, path string, calls reqCalls) ([]Part, er
 	return parts, nil
 }
 
-// chatTools reads the tools array (function tools only).
-func chatTools(raw json.RawMessage) ([]Tool, error) {
+// reqChatTools reads the tools array (function tools only).
+func reqChatTools(raw json.RawMessage) ([]Tool, error) {
 	if reqAbsent(raw) {
 		return nil, nil
 	}
@@ -305,7 +305,7 @@ func chatTools(raw json.RawMessage) ([]Tool, error) {
 	tools := make([]Tool, 0, len(items))
 	for i, it := range items {
 		f := reqIndex("tools", i)
-		var t chatTool
+		var t reqChatTool
 		if err := reqObject(it, f, &t); err != nil {
 			return nil, err
 		}
@@ -327,9 +327,9 @@ func chatTools(raw json.RawMessage) ([]Tool, error) {
 	return tools, nil
 }
 
-// chatToolChoice reads tool_choice: "none", "auto", "required" or
+// reqChatToolChoice reads tool_choice: "none", "auto", "required" or
 // {"type":"function","function":{"name":...}}.
-func chatToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
+func reqChatToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 	if reqAbsent(raw) {
 		return ToolChoice{}, nil
 	}

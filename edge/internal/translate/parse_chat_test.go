@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-// badCase is a body a parser must refuse, naming field.
-type badCase struct {
+// reqBadCase is a body a parser must refuse, naming field.
+type reqBadCase struct {
 	name, body, field string
 }
 
-// runBad checks that parse refuses every case with a *BadRequest naming
+// reqRunBad checks that parse refuses every case with a *BadRequest naming
 // the field (R-FMT-2: what cannot be carried is a 400 naming the field).
-func runBad(t *testing.T, parse func([]byte) (*Request, error), cases []badCase) {
+func reqRunBad(t *testing.T, parse func([]byte) (*Request, error), cases []reqBadCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func runBad(t *testing.T, parse func([]byte) (*Request, error), cases []badCase)
 
 func TestParseChatBadRequest(t *testing.T) {
 	call := `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`
-	runBad(t, ParseChat, []badCase{
+	reqRunBad(t, ParseChat, []reqBadCase{
 		{"not json", `{"messages":`, ""},
 		{"not an object", `[1,2]`, ""},
 		{"legacy functions", `{"messages":[{"role":"user","content":"x"}],"functions":[{"name":"f"}]}`, "functions"},

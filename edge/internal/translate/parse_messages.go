@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 )
 
-// messagesBody is the part of an Anthropic Messages request the
+// reqMsgsBody is the part of an Anthropic Messages request the
 // translation carries. metadata, top_k, thinking, service_tier,
 // cache_control on blocks and disable_parallel_tool_use are hints and are
 // dropped (R-FMT-3).
-type messagesBody struct {
+type reqMsgsBody struct {
 	System        json.RawMessage `json:"system"`
 	Messages      json.RawMessage `json:"messages"`
 	Tools         json.RawMessage `json:"tools"`
@@ -20,12 +20,12 @@ type messagesBody struct {
 	Stream        *bool           `json:"stream"`
 }
 
-type messagesMessage struct {
+type reqMsgsMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 }
 
-type messagesBlock struct {
+type reqMsgsBlock struct {
 	Type      string          `json:"type"`
 	Text      *string         `json:"text"`
 	Source    json.RawMessage `json:"source"`
@@ -37,7 +37,7 @@ type messagesBlock struct {
 	IsError   *bool           `json:"is_error"`
 }
 
-type messagesTool struct {
+type reqMsgsTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -52,13 +52,13 @@ type messagesTool struct {
 // *BadRequest, as is a tool_result whose tool_use_id matches no earlier
 // tool_use.
 func ParseMessages(body []byte) (*Request, error) {
-	var b messagesBody
+	var b reqMsgsBody
 	if err := reqBody(body, &b); err != nil {
 		return nil, err
 	}
 	r := &Request{}
 	var err error
-	if r.System, err = messagesSystem(b.System); err != nil {
+	if r.System, err = reqMsgsSystem(b.System); err != nil {
 		return nil, err
 	}
 	if reqAbsent(b.Messages) {
@@ -74,7 +74,7 @@ func ParseMessages(body []byte) (*Request, error) {
 	calls := reqCalls{}
 	for i, raw := range msgs {
 		f := reqIndex("messages", i)
-		var m messagesMessage
+		var m reqMsgsMessage
 		if err := reqObject(raw, f, &m); err != nil {
 			return nil, err
 		}
@@ -89,16 +89,16 @@ func ParseMessages(body []byte) (*Request, error) {
 		default:
 			return nil, badf(reqJoin(f, "role"), "must be user or assistant")
 		}
-		parts, err := messagesContent(m.Content, reqJoin(f, "content"), role, calls)
+		parts, err := reqMsgsContent(m.Content, reqJoin(f, "content"), role, calls)
 		if err != nil {
 			return nil, err
 		}
 		r.Messages = append(r.Messages, Message{Role: role, Parts: parts})
 	}
-	if r.Tools, err = messagesTools(b.Tools); err != nil {
+	if r.Tools, err = reqMsgsTools(b.Tools); err != nil {
 		return nil, err
 	}
-	if r.ToolChoice, err = messagesToolChoice(b.ToolChoice); err != nil {
+	if r.ToolChoice, err = reqMsgsToolChoice(b.ToolChoice); err != nil {
 		return nil, err
 	}
 	if !reqAbsent(b.StopSequences) {
@@ -117,8 +117,8 @@ func ParseMessages(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// messagesSystem reads system: a string or an array of text blocks.
-func messagesSystem(raw json.RawMessage) ([]Part, error) {
+// reqMsgsSystem reads system: a string or an array of text blocks.
+func reqMsgsSystem(raw json.RawMessage) ([]Part, error) {
 	if reqAbsent(raw) {
 		return nil, nil
 	}
@@ -134,7 +134,7 @@ func messagesSystem(raw json.RawMessage) ([]Part, error) {
 	}
 	parts := make([]Part, 0, len(items))
 	for i, it := range items {
-		p, err := messagesText(it, reqIndex("system", i))
+		p, err := reqMsgsText(it, reqIndex("system", i))
 		if err != nil {
 			return nil, err
 		}
@@ -143,9 +143,9 @@ func messagesSystem(raw json.RawMessage) ([]Part, error) {
 	return parts, nil
 }
 
-// messagesText reads a block that must be a text block.
-func messagesText(raw json.RawMessage, path string) (Part, error) {
-	var bl messagesBlock
+// reqMsgsText reads a block that must be a text block.
+func reqMsgsText(raw json.RawMessage, path string) (Part, error) {
+	var bl reqMsgsBlock
 	if err := reqObject(raw, path, &bl); err != nil {
 		return Part{}, err
 	}
@@ -158,10 +158,10 @@ func messagesText(raw json.RawMessage, path string) (Part, error) {
 	return Part{Kind: PartText, Text: *bl.Text}, nil
 }
 
-// messagesContent reads a message's content: a string or an array of
+// reqMsgsContent reads a message's content: a string or an array of
 // blocks. Tool calls are recorded in calls; tool results are checked
 // against it.
-func messagesContent(raw json.RawMessage, path string, role Role, calls reqCalls) ([]Part, error) {
+func reqMsgsContent(raw json.RawMessage, path string, role Role, calls reqCalls) ([]Part, error) {
 	if reqAbsent(raw) {
 		return nil, badf(path, "is required")
 	}
@@ -178,7 +178,7 @@ func messagesContent(raw json.RawMessage, path string, role Role, calls reqCalls
 	parts := make([]Part, 0, len(items))
 	for i, it := range items {
 		f := reqIndex(path, i)
-		var bl messagesBlock
+		var bl reqMsgsBlock
 		if err := reqObject(it, f, &bl); err != nil {
 			return nil, err
 		}
@@ -193,7 +193,7 @@ func messagesContent(raw json.RawMessage, path string, role Role, calls reqCalls
 			if role != RoleUser {
 				return nil, badf(tf, "image blocks are allowed only in user messages")
 			}
-			p, err := messagesImage(bl.Source, reqJoin(f, "source"))
+			p, err := reqMsgsImage(bl.Source, reqJoin(f, "source"))
 			if err != nil {
 				return nil, err
 			}
@@ -227,7 +227,7 @@ func messagesContent(raw json.RawMessage, path string, role Role, calls reqCalls
 			if err := calls.check(id, reqJoin(f, "tool_use_id")); err != nil {
 				return nil, err
 			}
-			content, err := messagesResultContent(bl.Content, reqJoin(f, "content"))
+			content, err := reqMsgsResultContent(bl.Content, reqJoin(f, "content"))
 			if err != nil {
 				return nil, err
 			}
@@ -244,9 +244,9 @@ func messagesContent(raw json.RawMessage, path string, role Role, calls reqCalls
 	return parts, nil
 }
 
-// messagesResultContent reads a tool_result's content: absent, a string,
+// reqMsgsResultContent reads a tool_result's content: absent, a string,
 // or an array of text and image blocks.
-func messagesResultContent(raw json.RawMessage, path string) ([]Part, error) {
+func reqMsgsResultContent(raw json.RawMessage, path string) ([]Part, error) {
 	if reqAbsent(raw) {
 		return nil, nil
 	}
@@ -263,7 +263,7 @@ func messagesResultContent(raw json.RawMessage, path string) ([]Part, error) {
 	parts := make([]Part, 0, len(items))
 	for i, it := range items {
 		f := reqIndex(path, i)
-		var bl messagesBlock
+		var bl reqMsgsBlock
 		if err := reqObject(it, f, &bl); err != nil {
 			return nil, err
 		}
@@ -274,7 +274,7 @@ func messagesResultContent(raw json.RawMessage, path string) ([]Part, error) {
 			}
 			parts = append(parts, Part{Kind: PartText, Text: *bl.Text})
 		case "image":
-			p, err := messagesImage(bl.Source, reqJoin(f, "source"))
+			p, err := reqMsgsImage(bl.Source, reqJoin(f, "source"))
 			if err != nil {
 				return nil, err
 			}
@@ -286,8 +286,8 @@ func messagesResultContent(raw json.RawMessage, path string) ([]Part, error) {
 	return parts, nil
 }
 
-// messagesImage reads an image source: base64 (media_type, data) or url.
-func messagesImage(raw json.RawMessage, path string) (Part, error) {
+// reqMsgsImage reads an image source: base64 (media_type, data) or url.
+func reqMsgsImage(raw json.RawMessage, path string) (Part, error) {
 	if reqAbsent(raw) {
 		return Part{}, badf(path, "is required")
 	}
@@ -321,9 +321,9 @@ func messagesImage(raw json.RawMessage, path string) (Part, error) {
 	return Part{}, badf(reqJoin(path, "type"), "an image source must be base64 or url")
 }
 
-// messagesTools reads the tools array (custom tools only: server tools
+// reqMsgsTools reads the tools array (custom tools only: server tools
 // such as web search run at Anthropic and cannot be translated).
-func messagesTools(raw json.RawMessage) ([]Tool, error) {
+func reqMsgsTools(raw json.RawMessage) ([]Tool, error) {
 	if reqAbsent(raw) {
 		return nil, nil
 	}
@@ -334,7 +334,7 @@ func messagesTools(raw json.RawMessage) ([]Tool, error) {
 	tools := make([]Tool, 0, len(items))
 	for i, it := range items {
 		f := reqIndex("tools", i)
-		var t messagesTool
+		var t reqMsgsTool
 		if err := reqObject(it, f, &t); err != nil {
 			return nil, err
 		}
@@ -353,8 +353,8 @@ func messagesTools(raw json.RawMessage) ([]Tool, error) {
 	return tools, nil
 }
 
-// messagesToolChoice reads tool_choice {type: auto|any|tool|none, name}.
-func messagesToolChoice(raw json.RawMessage) (ToolChoice, error) {
+// reqMsgsToolChoice reads tool_choice {type: auto|any|tool|none, name}.
+func reqMsgsToolChoice(raw json.RawMessage) (ToolChoice, error) {
 	if reqAbsent(raw) {
 		return ToolChoice{}, nil
 	}

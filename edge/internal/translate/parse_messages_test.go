@@ -9,7 +9,7 @@ import (
 func TestParseMessagesBadRequest(t *testing.T) {
 	use := `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]}`
 	u := func(content string) string { return `{"messages":[{"role":"user","content":` + content + `}]}` }
-	runBad(t, ParseMessages, []badCase{
+	reqRunBad(t, ParseMessages, []reqBadCase{
 		{"not json", `{`, ""},
 		{"not an object", `"x"`, ""},
 		{"messages missing", `{"max_tokens":5}`, "messages"},

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 )
 
-// responsesBody is the part of an OpenAI Responses request the translation
+// reqRespBody is the part of an OpenAI Responses request the translation
 // carries. store, metadata, user, reasoning, truncation, include,
 // parallel_tool_calls, prompt_cache_key, service_tier, text.verbosity are
 // hints and are dropped (R-FMT-3).
-type responsesBody struct {
+type reqRespBody struct {
 	Input              json.RawMessage `json:"input"`
 	Instructions       json.RawMessage `json:"instructions"`
 	Tools              json.RawMessage `json:"tools"`
@@ -23,7 +23,7 @@ type responsesBody struct {
 	Conversation       json.RawMessage `json:"conversation"`
 }
 
-type responsesItem struct {
+type reqRespItem struct {
 	Type      string          `json:"type"`
 	Role      string          `json:"role"`
 	Content   json.RawMessage `json:"content"`
@@ -33,14 +33,14 @@ type responsesItem struct {
 	Output    json.RawMessage `json:"output"`
 }
 
-type responsesPart struct {
+type reqRespPart struct {
 	Type     string          `json:"type"`
 	Text     *string         `json:"text"`
 	ImageURL json.RawMessage `json:"image_url"`
 	FileID   json.RawMessage `json:"file_id"`
 }
 
-type responsesTool struct {
+type reqRespTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -58,7 +58,7 @@ type responsesTool struct {
 // inputs and built-in tools cannot be carried to another provider and are
 // a *BadRequest.
 func ParseResponses(body []byte) (*Request, error) {
-	var b responsesBody
+	var b reqRespBody
 	if err := reqBody(body, &b); err != nil {
 		return nil, err
 	}
@@ -96,16 +96,16 @@ func ParseResponses(body []byte) (*Request, error) {
 		}
 		calls := reqCalls{}
 		for i, it := range items {
-			if err := responsesItemInto(r, it, reqIndex("input", i), calls); err != nil {
+			if err := reqRespItemInto(r, it, reqIndex("input", i), calls); err != nil {
 				return nil, err
 			}
 		}
 	}
 	var err error
-	if r.Tools, err = responsesTools(b.Tools); err != nil {
+	if r.Tools, err = reqRespTools(b.Tools); err != nil {
 		return nil, err
 	}
-	if r.ToolChoice, err = responsesToolChoice(b.ToolChoice); err != nil {
+	if r.ToolChoice, err = reqRespToolChoice(b.ToolChoice); err != nil {
 		return nil, err
 	}
 	if r.MaxOutput, err = reqMaxOutput(b.MaxOutputTokens, "max_output_tokens"); err != nil {
@@ -119,7 +119,7 @@ func ParseResponses(body []byte) (*Request, error) {
 		if err := reqObject(b.Text, "text", &text); err != nil {
 			return nil, err
 		}
-		if r.ResponseFormat, err = parseResponseFormat(text.Format, "text.format", false); err != nil {
+		if r.ResponseFormat, err = reqParseResponseFormat(text.Format, "text.format", false); err != nil {
 			return nil, err
 		}
 	}
@@ -128,9 +128,9 @@ func ParseResponses(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// responsesItemInto adds the input item raw, found at path, to r.
-func responsesItemInto(r *Request, raw json.RawMessage, path string, calls reqCalls) error {
-	var it responsesItem
+// reqRespItemInto adds the input item raw, found at path, to r.
+func reqRespItemInto(r *Request, raw json.RawMessage, path string, calls reqCalls) error {
+	var it reqRespItem
 	if err := reqObject(raw, path, &it); err != nil {
 		return err
 	}
@@ -142,19 +142,19 @@ func responsesItemInto(r *Request, raw json.RawMessage, path string, calls reqCa
 		cf := reqJoin(path, "content")
 		switch it.Role {
 		case "system", "developer":
-			parts, err := responsesContent(it.Content, cf, false)
+			parts, err := reqRespContent(it.Content, cf, false)
 			if err != nil {
 				return err
 			}
 			r.System = append(r.System, parts...)
 		case "user":
-			parts, err := responsesContent(it.Content, cf, true)
+			parts, err := reqRespContent(it.Content, cf, true)
 			if err != nil {
 				return err
 			}
 			r.Messages = reqAppendTurn(r.Messages, RoleUser, parts...)
 		case "assistant":
-			parts, err := responsesContent(it.Content, cf, false)
+			parts, err := reqRespContent(it.Content, cf, false)
 			if err != nil {
 				return err
 			}
@@ -186,7 +186,7 @@ func responsesItemInto(r *Request, raw json.RawMessage, path string, calls reqCa
 		if err := calls.check(id, reqJoin(path, "call_id")); err != nil {
 			return err
 		}
-		content, err := responsesOutput(it.Output, reqJoin(path, "output"))
+		content, err := reqRespOutput(it.Output, reqJoin(path, "output"))
 		if err != nil {
 			return err
 		}
@@ -201,10 +201,10 @@ func responsesItemInto(r *Request, raw json.RawMessage, path string, calls reqCa
 	return nil
 }
 
-// responsesContent reads a message item's content: a string or an array
+// reqRespContent reads a message item's content: a string or an array
 // of parts (input_text, output_text; input_image when images is set;
 // refusal is dropped).
-func responsesContent(raw json.RawMessage, path string, images bool) ([]Part, error) {
+func reqRespContent(raw json.RawMessage, path string, images bool) ([]Part, error) {
 	if reqAbsent(raw) {
 		return nil, badf(path, "is required")
 	}
@@ -221,7 +221,7 @@ func responsesContent(raw json.RawMessage, path string, images bool) ([]Part, er
 	parts := make([]Part, 0, len(items))
 	for i, it := range items {
 		f := reqIndex(path, i)
-		p, keep, err := responsesPartOf(it, f, images)
+		p, keep, err := reqRespPartOf(it, f, images)
 		if err != nil {
 			return nil, err
 		}
@@ -232,10 +232,10 @@ func responsesContent(raw json.RawMessage, path string, images bool) ([]Part, er
 	return parts, nil
 }
 
-// responsesPartOf reads one content part; keep is false for a part that is
+// reqRespPartOf reads one content part; keep is false for a part that is
 // dropped.
-func responsesPartOf(raw json.RawMessage, path string, images bool) (p Part, keep bool, err error) {
-	var cp responsesPart
+func reqRespPartOf(raw json.RawMessage, path string, images bool) (p Part, keep bool, err error) {
+	var cp reqRespPart
 	if err := reqObject(raw, path, &cp); err != nil {
 		return Part{}, false, err
 	}
@@ -266,18 +266,18 @@ func responsesPartOf(raw json.RawMessage, path string, images bool) (p Part, kee
 	return Part{}, false, badf(reqJoin(path, "type"), "content part %q cannot be translated", cp.Type)
 }
 
-// responsesOutput reads a function_call_output's output: a string or an
+// reqRespOutput reads a function_call_output's output: a string or an
 // array of input_text and input_image parts.
-func responsesOutput(raw json.RawMessage, path string) ([]Part, error) {
+func reqRespOutput(raw json.RawMessage, path string) ([]Part, error) {
 	if reqAbsent(raw) {
 		return nil, badf(path, "is required")
 	}
-	return responsesContent(raw, path, true)
+	return reqRespContent(raw, path, true)
 }
 
-// responsesTools reads the tools array (function tools only, in the flat
+// reqRespTools reads the tools array (function tools only, in the flat
 // shape {type, name, description, parameters, strict}; strict is a hint).
-func responsesTools(raw json.RawMessage) ([]Tool, error) {
+func reqRespTools(raw json.RawMessage) ([]Tool, error) {
 	if reqAbsent(raw) {
 		return nil, nil
 	}
@@ -288,7 +288,7 @@ func responsesTools(raw json.RawMessage) ([]Tool, error) {
 	tools := make([]Tool, 0, len(items))
 	for i, it := range items {
 		f := reqIndex("tools", i)
-		var t responsesTool
+		var t reqRespTool
 		if err := reqObject(it, f, &t); err != nil {
 			return nil, err
 		}
@@ -307,9 +307,9 @@ func responsesTools(raw json.RawMessage) ([]Tool, error) {
 	return tools, nil
 }
 
-// responsesToolChoice reads tool_choice: "none", "auto", "required" or
+// reqRespToolChoice reads tool_choice: "none", "auto", "required" or
 // {"type":"function","name":...}.
-func responsesToolChoice(raw json.RawMessage) (ToolChoice, error) {
+func reqRespToolChoice(raw json.RawMessage) (ToolChoice, error) {
 	if reqAbsent(raw) {
 		return ToolChoice{}, nil
 	}

@@ -9,7 +9,7 @@ import (
 func TestParseResponsesBadRequest(t *testing.T) {
 	call := `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}`
 	in := func(items string) string { return `{"input":[` + items + `]}` }
-	runBad(t, ParseResponses, []badCase{
+	reqRunBad(t, ParseResponses, []reqBadCase{
 		{"not json", `nope`, ""},
 		{"not an object", `[]`, ""},
 		{"input missing", `{"model":"m"}`, "input"},

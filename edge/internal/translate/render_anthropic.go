@@ -6,59 +6,59 @@ import (
 	"strings"
 )
 
-// anthropicMaxOutput is the output cap sent to Anthropic when neither the
+// reqAnthropicMaxOutput is the output cap sent to Anthropic when neither the
 // caller nor the member's record gives one (Anthropic requires one).
-const anthropicMaxOutput = 4096
+const reqAnthropicMaxOutput = 4096
 
-// anthropicMaxTemperature is the top of Anthropic's temperature range
+// reqAnthropicMaxTemperature is the top of Anthropic's temperature range
 // (OpenAI's and Gemini's go to 2).
-const anthropicMaxTemperature = 1
+const reqAnthropicMaxTemperature = 1
 
-type anBody struct {
-	Model         string      `json:"model"`
-	MaxTokens     int64       `json:"max_tokens"`
-	System        any         `json:"system,omitempty"`
-	Messages      []anMessage `json:"messages"`
-	Tools         []anTool    `json:"tools,omitempty"`
-	ToolChoice    *anChoice   `json:"tool_choice,omitempty"`
-	StopSequences []string    `json:"stop_sequences,omitempty"`
-	Temperature   *float64    `json:"temperature,omitempty"`
-	TopP          *float64    `json:"top_p,omitempty"`
-	Stream        bool        `json:"stream,omitempty"`
+type reqANBody struct {
+	Model         string         `json:"model"`
+	MaxTokens     int64          `json:"max_tokens"`
+	System        any            `json:"system,omitempty"`
+	Messages      []reqANMessage `json:"messages"`
+	Tools         []reqANTool    `json:"tools,omitempty"`
+	ToolChoice    *reqANChoice   `json:"tool_choice,omitempty"`
+	StopSequences []string       `json:"stop_sequences,omitempty"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	Stream        bool           `json:"stream,omitempty"`
 }
 
-type anMessage struct {
-	Role    string    `json:"role"`
-	Content []anBlock `json:"content"`
+type reqANMessage struct {
+	Role    string       `json:"role"`
+	Content []reqANBlock `json:"content"`
 }
 
-type anBlock struct {
+type reqANBlock struct {
 	Type      string          `json:"type"`
 	Text      *string         `json:"text,omitempty"`
-	Source    *anSource       `json:"source,omitempty"`
+	Source    *reqANSource    `json:"source,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	// Content is a tool result's content: a string or []anBlock.
+	// Content is a tool result's content: a string or []reqANBlock.
 	Content any  `json:"content,omitempty"`
 	IsError bool `json:"is_error,omitempty"`
 }
 
-type anSource struct {
+type reqANSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"media_type,omitempty"`
 	Data      string `json:"data,omitempty"`
 	URL       string `json:"url,omitempty"`
 }
 
-type anTool struct {
+type reqANTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-type anChoice struct {
+type reqANChoice struct {
 	Type string `json:"type"`
 	Name string `json:"name,omitempty"`
 }
@@ -87,26 +87,26 @@ func RenderAnthropic(r *Request, model string, defaultMaxOutput int64) ([]byte, 
 	if r == nil {
 		return nil, fmt.Errorf("translate: nil request")
 	}
-	b := anBody{Model: model, Messages: []anMessage{}, StopSequences: r.Stop, Temperature: r.Temperature, TopP: r.TopP, Stream: r.Stream}
+	b := reqANBody{Model: model, Messages: []reqANMessage{}, StopSequences: r.Stop, Temperature: r.Temperature, TopP: r.TopP, Stream: r.Stream}
 	switch {
 	case r.MaxOutput > 0:
 		b.MaxTokens = r.MaxOutput
 	case defaultMaxOutput > 0:
 		b.MaxTokens = defaultMaxOutput
 	default:
-		b.MaxTokens = anthropicMaxOutput
+		b.MaxTokens = reqAnthropicMaxOutput
 	}
 	if b.Temperature != nil && b.TopP != nil {
 		b.TopP = nil
 	}
-	if b.Temperature != nil && *b.Temperature > anthropicMaxTemperature {
-		t := float64(anthropicMaxTemperature)
+	if b.Temperature != nil && *b.Temperature > reqAnthropicMaxTemperature {
+		t := float64(reqAnthropicMaxTemperature)
 		b.Temperature = &t
 	}
-	var sys []anBlock
+	var sys []reqANBlock
 	for _, p := range r.System {
 		if p.Kind == PartText && p.Text != "" {
-			sys = append(sys, anText(p.Text))
+			sys = append(sys, reqANText(p.Text))
 		}
 	}
 	switch len(sys) {
@@ -121,7 +121,7 @@ func RenderAnthropic(r *Request, model string, defaultMaxOutput int64) ([]byte, 
 		if m.Role == RoleAssistant {
 			role = "assistant"
 		}
-		blocks, err := anBlocks(m)
+		blocks, err := reqANBlocks(m)
 		if err != nil {
 			return nil, err
 		}
@@ -131,12 +131,12 @@ func RenderAnthropic(r *Request, model string, defaultMaxOutput int64) ([]byte, 
 		if n := len(b.Messages); n > 0 && b.Messages[n-1].Role == role {
 			b.Messages[n-1].Content = append(b.Messages[n-1].Content, blocks...)
 		} else {
-			b.Messages = append(b.Messages, anMessage{Role: role, Content: blocks})
+			b.Messages = append(b.Messages, reqANMessage{Role: role, Content: blocks})
 		}
 	}
 	for i := range b.Messages {
 		if b.Messages[i].Role == "user" {
-			anResultsFirst(b.Messages[i].Content)
+			reqANResultsFirst(b.Messages[i].Content)
 		}
 	}
 	for _, t := range r.Tools {
@@ -144,51 +144,51 @@ func RenderAnthropic(r *Request, model string, defaultMaxOutput int64) ([]byte, 
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		b.Tools = append(b.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		b.Tools = append(b.Tools, reqANTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	if len(r.Tools) > 0 {
 		switch r.ToolChoice.Mode {
 		case ToolNone:
-			b.ToolChoice = &anChoice{Type: "none"}
+			b.ToolChoice = &reqANChoice{Type: "none"}
 		case ToolRequired:
-			b.ToolChoice = &anChoice{Type: "any"}
+			b.ToolChoice = &reqANChoice{Type: "any"}
 		case ToolNamed:
-			b.ToolChoice = &anChoice{Type: "tool", Name: r.ToolChoice.Name}
+			b.ToolChoice = &reqANChoice{Type: "tool", Name: r.ToolChoice.Name}
 		}
 	}
-	return renderJSON(b)
+	return reqRenderJSON(b)
 }
 
-func anText(s string) anBlock { return anBlock{Type: "text", Text: &s} }
+func reqANText(s string) reqANBlock { return reqANBlock{Type: "text", Text: &s} }
 
-// anBlocks writes a turn's parts as content blocks.
-func anBlocks(m Message) ([]anBlock, error) {
-	var out []anBlock
+// reqANBlocks writes a turn's parts as content blocks.
+func reqANBlocks(m Message) ([]reqANBlock, error) {
+	var out []reqANBlock
 	for _, p := range m.Parts {
 		switch p.Kind {
 		case PartText:
 			if p.Text != "" {
-				out = append(out, anText(p.Text))
+				out = append(out, reqANText(p.Text))
 			}
 		case PartImage:
-			out = append(out, anImage(p))
+			out = append(out, reqANImage(p))
 		case PartToolCall:
-			args, err := renderArgs(p.Arguments)
+			args, err := reqRenderArgs(p.Arguments)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, anBlock{Type: "tool_use", ID: anthropicID(p.ToolCallID), Name: p.ToolName, Input: args})
+			out = append(out, reqANBlock{Type: "tool_use", ID: reqAnthropicID(p.ToolCallID), Name: p.ToolName, Input: args})
 		case PartToolResult:
-			res := anBlock{Type: "tool_result", ToolUseID: anthropicID(p.ToolCallID), IsError: p.IsError}
-			var content []anBlock
+			res := reqANBlock{Type: "tool_result", ToolUseID: reqAnthropicID(p.ToolCallID), IsError: p.IsError}
+			var content []reqANBlock
 			for _, c := range p.Content {
 				switch c.Kind {
 				case PartText:
 					if c.Text != "" {
-						content = append(content, anText(c.Text))
+						content = append(content, reqANText(c.Text))
 					}
 				case PartImage:
-					content = append(content, anImage(c))
+					content = append(content, reqANImage(c))
 				}
 			}
 			switch {
@@ -203,19 +203,19 @@ func anBlocks(m Message) ([]anBlock, error) {
 	return out, nil
 }
 
-// anImage writes an image block: a base64 source for an inline image, a
+// reqANImage writes an image block: a base64 source for an inline image, a
 // url source otherwise.
-func anImage(p Part) anBlock {
+func reqANImage(p Part) reqANBlock {
 	if p.Data != "" {
-		return anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: p.Data}}
+		return reqANBlock{Type: "image", Source: &reqANSource{Type: "base64", MediaType: p.MediaType, Data: p.Data}}
 	}
-	return anBlock{Type: "image", Source: &anSource{Type: "url", URL: p.URL}}
+	return reqANBlock{Type: "image", Source: &reqANSource{Type: "url", URL: p.URL}}
 }
 
-// anResultsFirst moves a user turn's tool_result blocks ahead of its other
+// reqANResultsFirst moves a user turn's tool_result blocks ahead of its other
 // blocks, keeping the order within each kind.
-func anResultsFirst(blocks []anBlock) {
-	var results, rest []anBlock
+func reqANResultsFirst(blocks []reqANBlock) {
+	var results, rest []reqANBlock
 	for _, bl := range blocks {
 		if bl.Type == "tool_result" {
 			results = append(results, bl)
@@ -227,9 +227,9 @@ func anResultsFirst(blocks []anBlock) {
 	copy(blocks[len(results):], rest)
 }
 
-// anthropicID returns a tool call id Anthropic accepts: characters outside
+// reqAnthropicID returns a tool call id Anthropic accepts: characters outside
 // A-Z a-z 0-9 _ - become "_"; an empty id becomes "call".
-func anthropicID(id string) string {
+func reqAnthropicID(id string) string {
 	if id == "" {
 		return "call"
 	}

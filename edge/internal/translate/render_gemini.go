@@ -10,68 +10,68 @@ import (
 	"strings"
 )
 
-type gmBody struct {
-	SystemInstruction *gmContent    `json:"systemInstruction,omitempty"`
-	Contents          []gmContent   `json:"contents"`
-	Tools             []gmTools     `json:"tools,omitempty"`
-	ToolConfig        *gmToolConfig `json:"toolConfig,omitempty"`
-	GenerationConfig  *gmGenConfig  `json:"generationConfig,omitempty"`
+type reqGMBody struct {
+	SystemInstruction *reqGMContent    `json:"systemInstruction,omitempty"`
+	Contents          []reqGMContent   `json:"contents"`
+	Tools             []reqGMTools     `json:"tools,omitempty"`
+	ToolConfig        *reqGMToolConfig `json:"toolConfig,omitempty"`
+	GenerationConfig  *reqGMGenConfig  `json:"generationConfig,omitempty"`
 }
 
-type gmContent struct {
-	Role  string   `json:"role,omitempty"`
-	Parts []gmPart `json:"parts"`
+type reqGMContent struct {
+	Role  string      `json:"role,omitempty"`
+	Parts []reqGMPart `json:"parts"`
 }
 
-type gmPart struct {
-	Text             *string     `json:"text,omitempty"`
-	InlineData       *gmBlob     `json:"inlineData,omitempty"`
-	FileData         *gmFile     `json:"fileData,omitempty"`
-	FunctionCall     *gmCall     `json:"functionCall,omitempty"`
-	FunctionResponse *gmResponse `json:"functionResponse,omitempty"`
-	ThoughtSignature string      `json:"thoughtSignature,omitempty"`
+type reqGMPart struct {
+	Text             *string        `json:"text,omitempty"`
+	InlineData       *reqGMBlob     `json:"inlineData,omitempty"`
+	FileData         *reqGMFile     `json:"fileData,omitempty"`
+	FunctionCall     *reqGMCall     `json:"functionCall,omitempty"`
+	FunctionResponse *reqGMResponse `json:"functionResponse,omitempty"`
+	ThoughtSignature string         `json:"thoughtSignature,omitempty"`
 }
 
-type gmBlob struct {
+type reqGMBlob struct {
 	MimeType string `json:"mimeType"`
 	Data     string `json:"data"`
 }
 
-type gmFile struct {
+type reqGMFile struct {
 	MimeType string `json:"mimeType"`
 	FileURI  string `json:"fileUri"`
 }
 
-type gmCall struct {
+type reqGMCall struct {
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
 }
 
-type gmResponse struct {
+type reqGMResponse struct {
 	Name     string         `json:"name"`
 	Response map[string]any `json:"response"`
 }
 
-type gmTools struct {
-	FunctionDeclarations []gmFunction `json:"functionDeclarations"`
+type reqGMTools struct {
+	FunctionDeclarations []reqGMFunction `json:"functionDeclarations"`
 }
 
-type gmFunction struct {
+type reqGMFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-type gmToolConfig struct {
-	FunctionCallingConfig gmCallingConfig `json:"functionCallingConfig"`
+type reqGMToolConfig struct {
+	FunctionCallingConfig reqGMCallingConfig `json:"functionCallingConfig"`
 }
 
-type gmCallingConfig struct {
+type reqGMCallingConfig struct {
 	Mode                 string   `json:"mode"`
 	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
 }
 
-type gmGenConfig struct {
+type reqGMGenConfig struct {
 	Temperature     *float64 `json:"temperature,omitempty"`
 	TopP            *float64 `json:"topP,omitempty"`
 	MaxOutputTokens int64    `json:"maxOutputTokens,omitempty"`
@@ -82,12 +82,12 @@ type gmGenConfig struct {
 	ResponseSchema   json.RawMessage `json:"responseSchema,omitempty"`
 }
 
-// gmSkipSignature is the placeholder thought signature Google documents for
+// reqGMSkipSignature is the placeholder thought signature Google documents for
 // function calls that a Gemini model did not make itself (a history
 // translated from another format): Gemini 3 models refuse a past function
 // call without one, older models ignore it. Only the first call of a model
 // turn carries it, as Gemini's own answers do.
-const gmSkipSignature = "skip_thought_signature_validator"
+const reqGMSkipSignature = "skip_thought_signature_validator"
 
 // RenderGemini writes r as a Gemini generateContent request body (R-FMT-2).
 // The model and streaming are in the URL, not the body. The choices it
@@ -117,15 +117,15 @@ func RenderGemini(r *Request) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("translate: nil request")
 	}
-	b := gmBody{Contents: []gmContent{}}
-	var sys []gmPart
+	b := reqGMBody{Contents: []reqGMContent{}}
+	var sys []reqGMPart
 	for _, p := range r.System {
 		if p.Kind == PartText && p.Text != "" {
-			sys = append(sys, gmText(p.Text))
+			sys = append(sys, reqGMText(p.Text))
 		}
 	}
 	if len(sys) > 0 {
-		b.SystemInstruction = &gmContent{Parts: sys}
+		b.SystemInstruction = &reqGMContent{Parts: sys}
 	}
 	names := map[string]string{}
 	for _, m := range r.Messages {
@@ -133,7 +133,7 @@ func RenderGemini(r *Request) ([]byte, error) {
 		if m.Role == RoleAssistant {
 			role = "model"
 		}
-		parts, err := gmParts(m, names)
+		parts, err := reqGMParts(m, names)
 		if err != nil {
 			return nil, err
 		}
@@ -143,35 +143,35 @@ func RenderGemini(r *Request) ([]byte, error) {
 		if n := len(b.Contents); n > 0 && b.Contents[n-1].Role == role {
 			b.Contents[n-1].Parts = append(b.Contents[n-1].Parts, parts...)
 		} else {
-			b.Contents = append(b.Contents, gmContent{Role: role, Parts: parts})
+			b.Contents = append(b.Contents, reqGMContent{Role: role, Parts: parts})
 		}
 	}
 	for i := range b.Contents {
-		gmOrderTurn(b.Contents[i].Parts)
+		reqGMOrderTurn(b.Contents[i].Parts)
 	}
 	if len(r.Tools) > 0 {
-		decls := make([]gmFunction, 0, len(r.Tools))
+		decls := make([]reqGMFunction, 0, len(r.Tools))
 		for _, t := range r.Tools {
-			params, err := geminiSchema(t.Parameters)
+			params, err := reqGeminiSchema(t.Parameters)
 			if err != nil {
 				return nil, badf("", "tool %q: parameters: %v", t.Name, err)
 			}
-			decls = append(decls, gmFunction{Name: t.Name, Description: t.Description, Parameters: params})
+			decls = append(decls, reqGMFunction{Name: t.Name, Description: t.Description, Parameters: params})
 		}
-		b.Tools = []gmTools{{FunctionDeclarations: decls}}
+		b.Tools = []reqGMTools{{FunctionDeclarations: decls}}
 		switch r.ToolChoice.Mode {
 		case ToolNone:
-			b.ToolConfig = &gmToolConfig{gmCallingConfig{Mode: "NONE"}}
+			b.ToolConfig = &reqGMToolConfig{reqGMCallingConfig{Mode: "NONE"}}
 		case ToolRequired:
-			b.ToolConfig = &gmToolConfig{gmCallingConfig{Mode: "ANY"}}
+			b.ToolConfig = &reqGMToolConfig{reqGMCallingConfig{Mode: "ANY"}}
 		case ToolNamed:
-			b.ToolConfig = &gmToolConfig{gmCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{r.ToolChoice.Name}}}
+			b.ToolConfig = &reqGMToolConfig{reqGMCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{r.ToolChoice.Name}}}
 		}
 	}
-	gc := gmGenConfig{Temperature: r.Temperature, TopP: r.TopP, MaxOutputTokens: r.MaxOutput, StopSequences: r.Stop}
+	gc := reqGMGenConfig{Temperature: r.Temperature, TopP: r.TopP, MaxOutputTokens: r.MaxOutput, StopSequences: r.Stop}
 	if rf := r.ResponseFormat; rf != nil {
 		gc.ResponseMimeType = "application/json"
-		schema, err := geminiSchema(rf.Schema)
+		schema, err := reqGeminiSchema(rf.Schema)
 		if err != nil {
 			return nil, badf("", "response format schema: %v", err)
 		}
@@ -180,33 +180,33 @@ func RenderGemini(r *Request) ([]byte, error) {
 	if gc.Temperature != nil || gc.TopP != nil || gc.MaxOutputTokens > 0 || len(gc.StopSequences) > 0 || gc.ResponseMimeType != "" {
 		b.GenerationConfig = &gc
 	}
-	return renderJSON(b)
+	return reqRenderJSON(b)
 }
 
-func gmText(s string) gmPart { return gmPart{Text: &s} }
+func reqGMText(s string) reqGMPart { return reqGMPart{Text: &s} }
 
-// gmParts writes a turn's parts; names maps the tool call ids seen so far
+// reqGMParts writes a turn's parts; names maps the tool call ids seen so far
 // to their tool names.
-func gmParts(m Message, names map[string]string) ([]gmPart, error) {
-	var out, images []gmPart
+func reqGMParts(m Message, names map[string]string) ([]reqGMPart, error) {
+	var out, images []reqGMPart
 	signed := false
 	for _, p := range m.Parts {
 		switch p.Kind {
 		case PartText:
 			if p.Text != "" {
-				out = append(out, gmText(p.Text))
+				out = append(out, reqGMText(p.Text))
 			}
 		case PartImage:
-			out = append(out, gmImage(p))
+			out = append(out, reqGMImage(p))
 		case PartToolCall:
-			args, err := renderArgs(p.Arguments)
+			args, err := reqRenderArgs(p.Arguments)
 			if err != nil {
 				return nil, err
 			}
 			names[p.ToolCallID] = p.ToolName
-			part := gmPart{FunctionCall: &gmCall{Name: p.ToolName, Args: args}}
+			part := reqGMPart{FunctionCall: &reqGMCall{Name: p.ToolName, Args: args}}
 			if !signed {
-				part.ThoughtSignature = gmSkipSignature
+				part.ThoughtSignature = reqGMSkipSignature
 				signed = true
 			}
 			out = append(out, part)
@@ -219,10 +219,10 @@ func gmParts(m Message, names map[string]string) ([]gmPart, error) {
 			if p.IsError {
 				key = "error"
 			}
-			out = append(out, gmPart{FunctionResponse: &gmResponse{Name: name, Response: map[string]any{key: resultText(p.Content)}}})
+			out = append(out, reqGMPart{FunctionResponse: &reqGMResponse{Name: name, Response: map[string]any{key: reqResultText(p.Content)}}})
 			for _, c := range p.Content {
 				if c.Kind == PartImage {
-					images = append(images, gmImage(c))
+					images = append(images, reqGMImage(c))
 				}
 			}
 		}
@@ -230,10 +230,10 @@ func gmParts(m Message, names map[string]string) ([]gmPart, error) {
 	return append(out, images...), nil
 }
 
-// gmOrderTurn moves a turn's functionResponse parts ahead of its other
+// reqGMOrderTurn moves a turn's functionResponse parts ahead of its other
 // parts, keeping the order within each kind.
-func gmOrderTurn(parts []gmPart) {
-	var first, rest []gmPart
+func reqGMOrderTurn(parts []reqGMPart) {
+	var first, rest []reqGMPart
 	for _, p := range parts {
 		if p.FunctionResponse != nil {
 			first = append(first, p)
@@ -245,17 +245,17 @@ func gmOrderTurn(parts []gmPart) {
 	copy(parts[len(first):], rest)
 }
 
-// gmImage writes an image part: inlineData, or fileData for a URL.
-func gmImage(p Part) gmPart {
+// reqGMImage writes an image part: inlineData, or fileData for a URL.
+func reqGMImage(p Part) reqGMPart {
 	if p.Data != "" {
-		return gmPart{InlineData: &gmBlob{MimeType: p.MediaType, Data: p.Data}}
+		return reqGMPart{InlineData: &reqGMBlob{MimeType: p.MediaType, Data: p.Data}}
 	}
-	return gmPart{FileData: &gmFile{MimeType: gmGuessMime(p.URL), FileURI: p.URL}}
+	return reqGMPart{FileData: &reqGMFile{MimeType: reqGMGuessMime(p.URL), FileURI: p.URL}}
 }
 
-// gmGuessMime is the image media type a URL's file name suggests,
+// reqGMGuessMime is the image media type a URL's file name suggests,
 // image/jpeg when it suggests none.
-func gmGuessMime(u string) string {
+func reqGMGuessMime(u string) string {
 	if i := strings.IndexAny(u, "?#"); i >= 0 {
 		u = u[:i]
 	}
@@ -274,9 +274,9 @@ func gmGuessMime(u string) string {
 	return "image/jpeg"
 }
 
-// gmSchemaKeys are the keys of Gemini's Schema object; geminiSchema drops
+// reqGMSchemaKeys are the keys of Gemini's Schema object; reqGeminiSchema drops
 // every other key.
-var gmSchemaKeys = map[string]bool{
+var reqGMSchemaKeys = map[string]bool{
 	"type": true, "format": true, "title": true, "description": true,
 	"nullable": true, "enum": true, "maxItems": true, "minItems": true,
 	"properties": true, "required": true, "minProperties": true,
@@ -286,21 +286,21 @@ var gmSchemaKeys = map[string]bool{
 	"minimum": true, "maximum": true,
 }
 
-// geminiSchema rewrites a JSON schema into Gemini's subset (see
+// reqGeminiSchema rewrites a JSON schema into Gemini's subset (see
 // RenderGemini), keeping key order. nil (or an object schema without
 // properties) gives nil: the function takes no parameters.
-func geminiSchema(schema json.RawMessage) (json.RawMessage, error) {
+func reqGeminiSchema(schema json.RawMessage) (json.RawMessage, error) {
 	if len(schema) == 0 {
 		return nil, nil
 	}
-	root, err := jsonTree(schema)
+	root, err := reqSchemaTree(schema)
 	if err != nil {
 		return nil, err
 	}
 	if root.kind != '{' {
 		return nil, errors.New("must be an object")
 	}
-	root = gmSchemaNode(root)
+	root = reqGMSchemaNode(root)
 	props := root.get("properties")
 	if props == nil || props.kind != '{' || len(props.keys) == 0 {
 		if t := root.get("type"); t == nil || t.kind == 's' && string(t.raw) == `"object"` {
@@ -312,22 +312,22 @@ func geminiSchema(schema json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(b.Bytes()), nil
 }
 
-// gmSchemaNode rewrites one schema object (a non-object is kept as is).
-func gmSchemaNode(n *jnode) *jnode {
+// reqGMSchemaNode rewrites one schema object (a non-object is kept as is).
+func reqGMSchemaNode(n *reqSchemaNode) *reqSchemaNode {
 	if n.kind != '{' {
 		return n
 	}
-	out := &jnode{kind: '{'}
+	out := &reqSchemaNode{kind: '{'}
 	nullable := false
 	for i, k := range n.keys {
-		if !gmSchemaKeys[k] {
+		if !reqGMSchemaKeys[k] {
 			continue
 		}
 		v := n.vals[i]
 		switch k {
 		case "type":
 			if v.kind == '[' {
-				var t *jnode
+				var t *reqSchemaNode
 				count := 0
 				for _, e := range v.vals {
 					if e.kind == 's' && string(e.raw) == `"null"` {
@@ -344,20 +344,20 @@ func gmSchemaNode(n *jnode) *jnode {
 			}
 		case "properties":
 			if v.kind == '{' {
-				p := &jnode{kind: '{'}
+				p := &reqSchemaNode{kind: '{'}
 				for j, name := range v.keys {
 					p.keys = append(p.keys, name)
-					p.vals = append(p.vals, gmSchemaNode(v.vals[j]))
+					p.vals = append(p.vals, reqGMSchemaNode(v.vals[j]))
 				}
 				v = p
 			}
 		case "items":
-			v = gmSchemaNode(v)
+			v = reqGMSchemaNode(v)
 		case "anyOf":
 			if v.kind == '[' {
-				a := &jnode{kind: '['}
+				a := &reqSchemaNode{kind: '['}
 				for _, e := range v.vals {
-					a.vals = append(a.vals, gmSchemaNode(e))
+					a.vals = append(a.vals, reqGMSchemaNode(e))
 				}
 				v = a
 			}
@@ -367,23 +367,23 @@ func gmSchemaNode(n *jnode) *jnode {
 	}
 	if nullable && out.get("nullable") == nil {
 		out.keys = append(out.keys, "nullable")
-		out.vals = append(out.vals, &jnode{kind: 'v', raw: []byte("true")})
+		out.vals = append(out.vals, &reqSchemaNode{kind: 'v', raw: []byte("true")})
 	}
 	return out
 }
 
-// jnode is a JSON value that keeps the order of object keys: kind '{'
+// reqSchemaNode is a JSON value that keeps the order of object keys: kind '{'
 // (keys, vals), '[' (vals), 's' (a string, raw its JSON) or 'v' (another
 // scalar, raw its JSON).
-type jnode struct {
+type reqSchemaNode struct {
 	kind byte
 	keys []string
-	vals []*jnode
+	vals []*reqSchemaNode
 	raw  []byte
 }
 
 // get returns the value of key k of an object node, nil when none.
-func (n *jnode) get(k string) *jnode {
+func (n *reqSchemaNode) get(k string) *reqSchemaNode {
 	for i, key := range n.keys {
 		if key == k {
 			return n.vals[i]
@@ -392,11 +392,11 @@ func (n *jnode) get(k string) *jnode {
 	return nil
 }
 
-// jsonTree reads one JSON value into a jnode tree.
-func jsonTree(data []byte) (*jnode, error) {
+// reqSchemaTree reads one JSON value into a reqSchemaNode tree.
+func reqSchemaTree(data []byte) (*reqSchemaNode, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	n, err := jsonTreeValue(dec)
+	n, err := reqSchemaTreeValue(dec)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +406,7 @@ func jsonTree(data []byte) (*jnode, error) {
 	return n, nil
 }
 
-func jsonTreeValue(dec *json.Decoder) (*jnode, error) {
+func reqSchemaTreeValue(dec *json.Decoder) (*reqSchemaNode, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -415,7 +415,7 @@ func jsonTreeValue(dec *json.Decoder) (*jnode, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			n := &jnode{kind: '{'}
+			n := &reqSchemaNode{kind: '{'}
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
@@ -425,7 +425,7 @@ func jsonTreeValue(dec *json.Decoder) (*jnode, error) {
 				if !ok {
 					return nil, errors.New("object key is not a string")
 				}
-				v, err := jsonTreeValue(dec)
+				v, err := reqSchemaTreeValue(dec)
 				if err != nil {
 					return nil, err
 				}
@@ -435,9 +435,9 @@ func jsonTreeValue(dec *json.Decoder) (*jnode, error) {
 			_, err := dec.Token()
 			return n, err
 		case '[':
-			n := &jnode{kind: '['}
+			n := &reqSchemaNode{kind: '['}
 			for dec.More() {
-				v, err := jsonTreeValue(dec)
+				v, err := reqSchemaTreeValue(dec)
 				if err != nil {
 					return nil, err
 				}
@@ -448,23 +448,23 @@ func jsonTreeValue(dec *json.Decoder) (*jnode, error) {
 		}
 		return nil, errors.New("unexpected delimiter")
 	case string:
-		raw, err := renderJSON(t)
-		return &jnode{kind: 's', raw: raw}, err
+		raw, err := reqRenderJSON(t)
+		return &reqSchemaNode{kind: 's', raw: raw}, err
 	case json.Number:
-		return &jnode{kind: 'v', raw: []byte(t.String())}, nil
+		return &reqSchemaNode{kind: 'v', raw: []byte(t.String())}, nil
 	case bool:
 		if t {
-			return &jnode{kind: 'v', raw: []byte("true")}, nil
+			return &reqSchemaNode{kind: 'v', raw: []byte("true")}, nil
 		}
-		return &jnode{kind: 'v', raw: []byte("false")}, nil
+		return &reqSchemaNode{kind: 'v', raw: []byte("false")}, nil
 	case nil:
-		return &jnode{kind: 'v', raw: []byte("null")}, nil
+		return &reqSchemaNode{kind: 'v', raw: []byte("null")}, nil
 	}
 	return nil, errors.New("unexpected token")
 }
 
 // write writes n as compact JSON.
-func (n *jnode) write(b *bytes.Buffer) {
+func (n *reqSchemaNode) write(b *bytes.Buffer) {
 	switch n.kind {
 	case '{':
 		b.WriteByte('{')
@@ -472,7 +472,7 @@ func (n *jnode) write(b *bytes.Buffer) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			kr, _ := renderJSON(k)
+			kr, _ := reqRenderJSON(k)
 			b.Write(kr)
 			b.WriteByte(':')
 			n.vals[i].write(b)

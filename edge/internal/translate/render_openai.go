@@ -5,76 +5,76 @@ import (
 	"fmt"
 )
 
-type oaBody struct {
-	Model          string            `json:"model"`
-	Messages       []oaMessage       `json:"messages"`
-	Tools          []oaTool          `json:"tools,omitempty"`
-	ToolChoice     any               `json:"tool_choice,omitempty"`
-	Stop           []string          `json:"stop,omitempty"`
-	Temperature    *float64          `json:"temperature,omitempty"`
-	TopP           *float64          `json:"top_p,omitempty"`
-	MaxTokens      int64             `json:"max_tokens,omitempty"`
-	Stream         bool              `json:"stream,omitempty"`
-	StreamOptions  *oaStreamOpt      `json:"stream_options,omitempty"`
-	ResponseFormat *oaResponseFormat `json:"response_format,omitempty"`
+type reqOABody struct {
+	Model          string               `json:"model"`
+	Messages       []reqOAMessage       `json:"messages"`
+	Tools          []reqOATool          `json:"tools,omitempty"`
+	ToolChoice     any                  `json:"tool_choice,omitempty"`
+	Stop           []string             `json:"stop,omitempty"`
+	Temperature    *float64             `json:"temperature,omitempty"`
+	TopP           *float64             `json:"top_p,omitempty"`
+	MaxTokens      int64                `json:"max_tokens,omitempty"`
+	Stream         bool                 `json:"stream,omitempty"`
+	StreamOptions  *reqOAStreamOpt      `json:"stream_options,omitempty"`
+	ResponseFormat *reqOAResponseFormat `json:"response_format,omitempty"`
 }
 
-type oaStreamOpt struct {
+type reqOAStreamOpt struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-type oaMessage struct {
+type reqOAMessage struct {
 	Role string `json:"role"`
-	// Content is a string or []oaPart; nil (omitted) for an assistant
+	// Content is a string or []reqOAPart; nil (omitted) for an assistant
 	// turn of tool calls only.
-	Content    any          `json:"content,omitempty"`
-	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string       `json:"tool_call_id,omitempty"`
+	Content    any             `json:"content,omitempty"`
+	ToolCalls  []reqOAToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
 }
 
-type oaPart struct {
-	Type     string      `json:"type"`
-	Text     *string     `json:"text,omitempty"`
-	ImageURL *oaImageURL `json:"image_url,omitempty"`
+type reqOAPart struct {
+	Type     string         `json:"type"`
+	Text     *string        `json:"text,omitempty"`
+	ImageURL *reqOAImageURL `json:"image_url,omitempty"`
 }
 
-type oaImageURL struct {
+type reqOAImageURL struct {
 	URL string `json:"url"`
 }
 
-type oaToolCall struct {
-	ID       string     `json:"id"`
-	Type     string     `json:"type"`
-	Function oaFunction `json:"function"`
+type reqOAToolCall struct {
+	ID       string        `json:"id"`
+	Type     string        `json:"type"`
+	Function reqOAFunction `json:"function"`
 }
 
-type oaFunction struct {
+type reqOAFunction struct {
 	Name string `json:"name"`
 	// Arguments is the JSON object as a string, as OpenAI has it.
 	Arguments string `json:"arguments"`
 }
 
-type oaTool struct {
-	Type     string        `json:"type"`
-	Function oaFunctionDef `json:"function"`
+type reqOATool struct {
+	Type     string           `json:"type"`
+	Function reqOAFunctionDef `json:"function"`
 }
 
-type oaFunctionDef struct {
+type reqOAFunctionDef struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-type oaNamedChoice struct {
+type reqOANamedChoice struct {
 	Type     string `json:"type"`
 	Function struct {
 		Name string `json:"name"`
 	} `json:"function"`
 }
 
-// toolErrorPrefix starts the text of a failed tool's result toward a
+// reqToolErrorPrefix starts the text of a failed tool's result toward a
 // format with no error flag (OpenAI).
-const toolErrorPrefix = "Error: "
+const reqToolErrorPrefix = "Error: "
 
 // RenderOpenAI writes r as an OpenAI Chat Completions request body for
 // model (R-FMT-2). The choices it makes:
@@ -105,23 +105,23 @@ func RenderOpenAI(r *Request, model string) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("translate: nil request")
 	}
-	b := oaBody{Model: model, Messages: []oaMessage{}, Stop: r.Stop, Temperature: r.Temperature, TopP: r.TopP, MaxTokens: r.MaxOutput}
+	b := reqOABody{Model: model, Messages: []reqOAMessage{}, Stop: r.Stop, Temperature: r.Temperature, TopP: r.TopP, MaxTokens: r.MaxOutput}
 	if len(r.System) > 0 {
-		b.Messages = append(b.Messages, oaMessage{Role: "system", Content: joinText(r.System, "\n\n")})
+		b.Messages = append(b.Messages, reqOAMessage{Role: "system", Content: reqJoinText(r.System, "\n\n")})
 	}
 	for _, m := range r.Messages {
 		var err error
 		if m.Role == RoleAssistant {
-			err = oaAssistant(&b, m)
+			err = reqOAAssistant(&b, m)
 		} else {
-			err = oaUser(&b, m)
+			err = reqOAUser(&b, m)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	for _, t := range r.Tools {
-		b.Tools = append(b.Tools, oaTool{Type: "function", Function: oaFunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+		b.Tools = append(b.Tools, reqOATool{Type: "function", Function: reqOAFunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}
 	if len(r.Tools) > 0 {
 		switch r.ToolChoice.Mode {
@@ -130,23 +130,23 @@ func RenderOpenAI(r *Request, model string) ([]byte, error) {
 		case ToolRequired:
 			b.ToolChoice = "required"
 		case ToolNamed:
-			c := oaNamedChoice{Type: "function"}
+			c := reqOANamedChoice{Type: "function"}
 			c.Function.Name = r.ToolChoice.Name
 			b.ToolChoice = c
 		}
 	}
-	b.ResponseFormat = renderOAFormat(r.ResponseFormat)
+	b.ResponseFormat = reqRenderOAFormat(r.ResponseFormat)
 	if r.Stream {
 		b.Stream = true
-		b.StreamOptions = &oaStreamOpt{IncludeUsage: true}
+		b.StreamOptions = &reqOAStreamOpt{IncludeUsage: true}
 	}
-	return renderJSON(b)
+	return reqRenderJSON(b)
 }
 
-// oaAssistant adds an assistant turn: its text as one string, its tool
+// reqOAAssistant adds an assistant turn: its text as one string, its tool
 // calls as tool_calls.
-func oaAssistant(b *oaBody, m Message) error {
-	msg := oaMessage{Role: "assistant"}
+func reqOAAssistant(b *reqOABody, m Message) error {
+	msg := reqOAMessage{Role: "assistant"}
 	text, hasText := "", false
 	for _, p := range m.Parts {
 		switch p.Kind {
@@ -154,11 +154,11 @@ func oaAssistant(b *oaBody, m Message) error {
 			text += p.Text
 			hasText = true
 		case PartToolCall:
-			args, err := renderArgs(p.Arguments)
+			args, err := reqRenderArgs(p.Arguments)
 			if err != nil {
 				return err
 			}
-			msg.ToolCalls = append(msg.ToolCalls, oaToolCall{ID: p.ToolCallID, Type: "function", Function: oaFunction{Name: p.ToolName, Arguments: string(args)}})
+			msg.ToolCalls = append(msg.ToolCalls, reqOAToolCall{ID: p.ToolCallID, Type: "function", Function: reqOAFunction{Name: p.ToolName, Arguments: string(args)}})
 		default:
 			return badf("", "an assistant turn cannot hold this content toward OpenAI")
 		}
@@ -170,33 +170,33 @@ func oaAssistant(b *oaBody, m Message) error {
 	return nil
 }
 
-// oaUser adds a user turn: its tool results as tool messages first, then
+// reqOAUser adds a user turn: its tool results as tool messages first, then
 // the rest (and the results' images) as one user message.
-func oaUser(b *oaBody, m Message) error {
-	var rest []oaPart
+func reqOAUser(b *reqOABody, m Message) error {
+	var rest []reqOAPart
 	for _, p := range m.Parts {
 		switch p.Kind {
 		case PartToolResult:
-			text := resultText(p.Content)
+			text := reqResultText(p.Content)
 			if p.IsError {
-				text = toolErrorPrefix + text
+				text = reqToolErrorPrefix + text
 			}
-			b.Messages = append(b.Messages, oaMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: text})
+			b.Messages = append(b.Messages, reqOAMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: text})
 			intro := false
 			for _, c := range p.Content {
 				if c.Kind != PartImage {
 					continue
 				}
 				if !intro {
-					rest = append(rest, oaTextPart(fmt.Sprintf("Image returned by tool call %s:", p.ToolCallID)))
+					rest = append(rest, reqOATextPart(fmt.Sprintf("Image returned by tool call %s:", p.ToolCallID)))
 					intro = true
 				}
-				rest = append(rest, oaImagePart(c))
+				rest = append(rest, reqOAImagePart(c))
 			}
 		case PartText:
-			rest = append(rest, oaTextPart(p.Text))
+			rest = append(rest, reqOATextPart(p.Text))
 		case PartImage:
-			rest = append(rest, oaImagePart(p))
+			rest = append(rest, reqOAImagePart(p))
 		default:
 			return badf("", "a user turn cannot hold a tool call")
 		}
@@ -204,24 +204,24 @@ func oaUser(b *oaBody, m Message) error {
 	switch {
 	case len(rest) == 0:
 		if len(m.Parts) == 0 {
-			b.Messages = append(b.Messages, oaMessage{Role: "user", Content: ""})
+			b.Messages = append(b.Messages, reqOAMessage{Role: "user", Content: ""})
 		}
 	case len(rest) == 1 && rest[0].Type == "text":
-		b.Messages = append(b.Messages, oaMessage{Role: "user", Content: *rest[0].Text})
+		b.Messages = append(b.Messages, reqOAMessage{Role: "user", Content: *rest[0].Text})
 	default:
-		b.Messages = append(b.Messages, oaMessage{Role: "user", Content: rest})
+		b.Messages = append(b.Messages, reqOAMessage{Role: "user", Content: rest})
 	}
 	return nil
 }
 
-func oaTextPart(s string) oaPart { return oaPart{Type: "text", Text: &s} }
+func reqOATextPart(s string) reqOAPart { return reqOAPart{Type: "text", Text: &s} }
 
-// oaImagePart writes an image as image_url: its URL, or a data: URL of an
+// reqOAImagePart writes an image as image_url: its URL, or a data: URL of an
 // inline image.
-func oaImagePart(p Part) oaPart {
+func reqOAImagePart(p Part) reqOAPart {
 	u := p.URL
 	if p.Data != "" {
 		u = "data:" + p.MediaType + ";base64," + p.Data
 	}
-	return oaPart{Type: "image_url", ImageURL: &oaImageURL{URL: u}}
+	return reqOAPart{Type: "image_url", ImageURL: &reqOAImageURL{URL: u}}
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// renderAll renders r in every member format.
-func renderAll(t *testing.T, r *Request) map[string][]byte {
+// reqRenderAll renders r in every member format.
+func reqRenderAll(t *testing.T, r *Request) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for member, render := range reqRenderers {
@@ -27,7 +27,7 @@ func renderAll(t *testing.T, r *Request) map[string][]byte {
 	return out
 }
 
-func parseFile(t *testing.T, caller, name string) *Request {
+func reqParseFile(t *testing.T, caller, name string) *Request {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join("testdata", "req", caller, "in", name+".json"))
 	if err != nil {
@@ -47,9 +47,9 @@ func parseFile(t *testing.T, caller, name string) *Request {
 // body has only the top-level fields the translation writes.
 func TestR_FMT_3_HintsDropped(t *testing.T) {
 	allowed := map[string]map[string]bool{
-		"openai":    set("model", "messages", "tools", "tool_choice", "stop", "temperature", "top_p", "max_tokens", "stream", "stream_options", "response_format"),
-		"anthropic": set("model", "max_tokens", "system", "messages", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "stream"),
-		"gemini":    set("systemInstruction", "contents", "tools", "toolConfig", "generationConfig"),
+		"openai":    reqSet("model", "messages", "tools", "tool_choice", "stop", "temperature", "top_p", "max_tokens", "stream", "stream_options", "response_format"),
+		"anthropic": reqSet("model", "max_tokens", "system", "messages", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "stream"),
+		"gemini":    reqSet("systemInstruction", "contents", "tools", "toolConfig", "generationConfig"),
 	}
 	// Keys are matched with their colon: "user" alone is also a role.
 	banned := []string{`"seed":`, `"user":`, `"metadata":`, `"parallel_tool_calls":`, `"prompt_cache_key":`, `"service_tier":`,
@@ -61,7 +61,7 @@ func TestR_FMT_3_HintsDropped(t *testing.T) {
 			if _, err := os.Stat(filepath.Join("testdata", "req", caller, "in", name+".json")); err != nil {
 				continue
 			}
-			for member, out := range renderAll(t, parseFile(t, caller, name)) {
+			for member, out := range reqRenderAll(t, reqParseFile(t, caller, name)) {
 				for _, b := range banned {
 					if strings.Contains(string(out), b) {
 						t.Errorf("%s/%s → %s carries hint %s: %s", caller, name, member, b, out)
@@ -81,7 +81,7 @@ func TestR_FMT_3_HintsDropped(t *testing.T) {
 	}
 }
 
-func set(keys ...string) map[string]bool {
+func reqSet(keys ...string) map[string]bool {
 	m := map[string]bool{}
 	for _, k := range keys {
 		m[k] = true
@@ -92,7 +92,7 @@ func set(keys ...string) map[string]bool {
 // TestRenderNoHTMLEscape: "<", ">" and "&" reach the member as written.
 func TestRenderNoHTMLEscape(t *testing.T) {
 	r := &Request{System: []Part{{Kind: PartText, Text: "a<b>&c"}}, Messages: []Message{{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "x"}}}}}
-	for member, out := range renderAll(t, r) {
+	for member, out := range reqRenderAll(t, r) {
 		if !strings.Contains(string(out), "a<b>&c") || strings.Contains(string(out), `\u003c`) {
 			t.Errorf("%s: %s", member, out)
 		}
@@ -119,15 +119,15 @@ func TestRenderAnthropicMaxTokens(t *testing.T) {
 	}
 }
 
-func call(id, name, args string) Part {
+func reqCall(id, name, args string) Part {
 	return Part{Kind: PartToolCall, ToolCallID: id, ToolName: name, Arguments: json.RawMessage(args)}
 }
 
-func result(id, text string) Part {
+func reqResult(id, text string) Part {
 	return Part{Kind: PartToolResult, ToolCallID: id, Content: []Part{{Kind: PartText, Text: text}}}
 }
 
-func text(s string) Part { return Part{Kind: PartText, Text: s} }
+func reqText(s string) Part { return Part{Kind: PartText, Text: s} }
 
 // TestRenderAnthropicAlternation: consecutive turns of a role are merged,
 // empty ones dropped, tool results first in their turn, ids made valid the
@@ -137,11 +137,11 @@ func TestRenderAnthropicAlternation(t *testing.T) {
 	r := &Request{
 		Temperature: &temp, TopP: &topP,
 		Messages: []Message{
-			{Role: RoleUser, Parts: []Part{text("q")}},
-			{Role: RoleUser, Parts: []Part{text("")}},
-			{Role: RoleAssistant, Parts: []Part{call("call.1/x", "f", `{"a":1}`)}},
-			{Role: RoleUser, Parts: []Part{text("also this")}},
-			{Role: RoleUser, Parts: []Part{result("call.1/x", "r")}},
+			{Role: RoleUser, Parts: []Part{reqText("q")}},
+			{Role: RoleUser, Parts: []Part{reqText("")}},
+			{Role: RoleAssistant, Parts: []Part{reqCall("call.1/x", "f", `{"a":1}`)}},
+			{Role: RoleUser, Parts: []Part{reqText("also this")}},
+			{Role: RoleUser, Parts: []Part{reqResult("call.1/x", "r")}},
 		},
 	}
 	out, err := RenderAnthropic(r, "m", 0)
@@ -163,7 +163,7 @@ func TestRenderAnthropicAlternation(t *testing.T) {
 func TestRenderAnthropicTemperature(t *testing.T) {
 	for in, want := range map[float64]string{1.7: `"temperature":1`, 0.3: `"temperature":0.3`, 0: `"temperature":0`, 1: `"temperature":1`} {
 		temp := in
-		out, err := RenderAnthropic(&Request{Temperature: &temp, Messages: []Message{{Role: RoleUser, Parts: []Part{text("x")}}}}, "m", 0)
+		out, err := RenderAnthropic(&Request{Temperature: &temp, Messages: []Message{{Role: RoleUser, Parts: []Part{reqText("x")}}}}, "m", 0)
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("%v: %s %v", in, out, err)
 		}
@@ -174,14 +174,14 @@ func TestRenderAnthropicTemperature(t *testing.T) {
 // rest of their turn, a failed result says so, arguments are a JSON
 // string, result images follow in a user message.
 func TestRenderOpenAITurns(t *testing.T) {
-	res := result("c1", "boom")
+	res := reqResult("c1", "boom")
 	res.IsError = true
 	res.Content = append(res.Content, Part{Kind: PartImage, URL: "https://x/i.png"})
 	r := &Request{
 		Messages: []Message{
-			{Role: RoleUser, Parts: []Part{text("q")}},
-			{Role: RoleAssistant, Parts: []Part{text("ok "), text("then"), call("c1", "f", `{"a":"<1>"}`)}},
-			{Role: RoleUser, Parts: []Part{text("after"), res}},
+			{Role: RoleUser, Parts: []Part{reqText("q")}},
+			{Role: RoleAssistant, Parts: []Part{reqText("ok "), reqText("then"), reqCall("c1", "f", `{"a":"<1>"}`)}},
+			{Role: RoleUser, Parts: []Part{reqText("after"), res}},
 		},
 		ToolChoice: ToolChoice{Mode: ToolRequired}, // no tools: not sent
 		Stream:     true,
@@ -205,8 +205,8 @@ func TestRenderOpenAITurns(t *testing.T) {
 // tools (OpenAI refuses it), whatever the caller said.
 func TestRenderToolChoiceNeedsTools(t *testing.T) {
 	for _, mode := range []ToolChoiceMode{ToolNone, ToolRequired, ToolNamed} {
-		r := &Request{ToolChoice: ToolChoice{Mode: mode, Name: "f"}, Messages: []Message{{Role: RoleUser, Parts: []Part{text("x")}}}}
-		for member, out := range renderAll(t, r) {
+		r := &Request{ToolChoice: ToolChoice{Mode: mode, Name: "f"}, Messages: []Message{{Role: RoleUser, Parts: []Part{reqText("x")}}}}
+		for member, out := range reqRenderAll(t, r) {
 			if strings.Contains(string(out), "tool_choice") || strings.Contains(string(out), "toolConfig") {
 				t.Errorf("%s mode %d: %s", member, mode, out)
 			}
@@ -218,12 +218,12 @@ func TestRenderToolChoiceNeedsTools(t *testing.T) {
 // found by id in an earlier turn; a result with no earlier call is
 // refused; a failed tool's text goes under "error".
 func TestRenderGeminiResults(t *testing.T) {
-	res := result("c2", "bad")
+	res := reqResult("c2", "bad")
 	res.IsError = true
 	r := &Request{Messages: []Message{
-		{Role: RoleUser, Parts: []Part{text("q")}},
-		{Role: RoleAssistant, Parts: []Part{call("c1", "f", `{}`), call("c2", "g", `{"x":1}`)}},
-		{Role: RoleUser, Parts: []Part{text("note"), result("c1", "ok"), res}},
+		{Role: RoleUser, Parts: []Part{reqText("q")}},
+		{Role: RoleAssistant, Parts: []Part{reqCall("c1", "f", `{}`), reqCall("c2", "g", `{"x":1}`)}},
+		{Role: RoleUser, Parts: []Part{reqText("note"), reqResult("c1", "ok"), res}},
 	}}
 	out, err := RenderGemini(r)
 	if err != nil {
@@ -235,24 +235,24 @@ func TestRenderGeminiResults(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
-	r.Messages[2].Parts = append(r.Messages[2].Parts, result("zz", "?"))
+	r.Messages[2].Parts = append(r.Messages[2].Parts, reqResult("zz", "?"))
 	var br *BadRequest
 	if _, err := RenderGemini(r); !errors.As(err, &br) {
 		t.Errorf("unmatched result: got %v, want *BadRequest", err)
 	}
 }
 
-// TestGeminiSchema: keys Gemini's Schema does not know are dropped at
+// TestRenderGeminiSchema: keys Gemini's Schema does not know are dropped at
 // every depth, property names are kept whatever they are, key order is
 // kept, a nullable type list becomes nullable.
-func TestGeminiSchema(t *testing.T) {
+func TestRenderGeminiSchema(t *testing.T) {
 	in := `{"$schema":"x","type":"object","additionalProperties":false,"properties":{
 		"$schema":{"type":"string","const":"a"},
 		"list":{"type":"array","items":{"type":"object","additionalProperties":{"type":"string"},"properties":{"z":{"type":"integer","exclusiveMinimum":0},"a":{"type":["number","null"]}}}},
 		"u":{"anyOf":[{"type":"string","$comment":"c"},{"type":"null"}]},
 		"multi":{"type":["string","integer"],"description":"d"}},
 		"required":["list"],"$defs":{"x":{}}}`
-	got, err := geminiSchema(json.RawMessage(in))
+	got, err := reqGeminiSchema(json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,11 +265,11 @@ func TestGeminiSchema(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	for _, empty := range []string{`{"type":"object"}`, `{"type":"object","properties":{}}`, `{}`} {
-		if got, err := geminiSchema(json.RawMessage(empty)); err != nil || got != nil {
+		if got, err := reqGeminiSchema(json.RawMessage(empty)); err != nil || got != nil {
 			t.Errorf("%s: got %s %v, want no parameters", empty, got, err)
 		}
 	}
-	if got, err := geminiSchema(nil); err != nil || got != nil {
+	if got, err := reqGeminiSchema(nil); err != nil || got != nil {
 		t.Errorf("nil: %s %v", got, err)
 	}
 }
@@ -282,7 +282,7 @@ func TestRenderImages(t *testing.T) {
 		{Kind: PartImage, URL: "https://x/a.PNG#f"},
 		{Kind: PartImage, URL: "gs://b/o"},
 	}}}}
-	outs := renderAll(t, r)
+	outs := reqRenderAll(t, r)
 	for member, want := range map[string][]string{
 		"openai":    {`"url":"data:image/gif;base64,R0lG"`, `"url":"https://x/a.PNG#f"`},
 		"anthropic": {`{"type":"base64","media_type":"image/gif","data":"R0lG"}`, `{"type":"url","url":"https://x/a.PNG#f"}`},
@@ -301,8 +301,8 @@ func TestRenderImages(t *testing.T) {
 // Anthropic) or name (Gemini), in order (R-FMT-2).
 func TestRenderRoundTripIDs(t *testing.T) {
 	for caller := range reqParsers {
-		r := parseFile(t, caller, "tools")
-		outs := renderAll(t, r)
+		r := reqParseFile(t, caller, "tools")
+		outs := reqRenderAll(t, r)
 		var oa struct {
 			Messages []struct {
 				Role       string `json:"role"`
@@ -372,7 +372,7 @@ func TestRenderDropsEmptyTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs := renderAll(t, r)
+	outs := reqRenderAll(t, r)
 	if want := `"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`; !strings.Contains(string(outs["anthropic"]), want) {
 		t.Errorf("anthropic: %s", outs["anthropic"])
 	}

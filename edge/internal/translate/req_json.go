@@ -257,9 +257,9 @@ func reqAppendTurn(msgs []Message, role Role, parts ...Part) []Message {
 	return append(msgs, Message{Role: role, Parts: parts})
 }
 
-// renderJSON writes v as compact JSON without HTML escaping (so "<" in a
+// reqRenderJSON writes v as compact JSON without HTML escaping (so "<" in a
 // prompt stays "<"), the one encoding all renderers use.
-func renderJSON(v any) ([]byte, error) {
+func reqRenderJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -269,9 +269,9 @@ func renderJSON(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// renderArgs returns a tool call's arguments as a JSON object, "{}" when
+// reqRenderArgs returns a tool call's arguments as a JSON object, "{}" when
 // none; anything else is an error (a Request from a parser never has it).
-func renderArgs(a json.RawMessage) (json.RawMessage, error) {
+func reqRenderArgs(a json.RawMessage) (json.RawMessage, error) {
 	if reqAbsent(a) {
 		return json.RawMessage("{}"), nil
 	}
@@ -282,8 +282,8 @@ func renderArgs(a json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(t), nil
 }
 
-// resultText joins the text parts of a tool result's content.
-func resultText(content []Part) string {
+// reqResultText joins the text parts of a tool result's content.
+func reqResultText(content []Part) string {
 	var texts []string
 	for _, p := range content {
 		if p.Kind == PartText {
@@ -293,8 +293,8 @@ func resultText(content []Part) string {
 	return strings.Join(texts, "\n")
 }
 
-// joinText joins the text parts among parts with sep.
-func joinText(parts []Part, sep string) string {
+// reqJoinText joins the text parts among parts with sep.
+func reqJoinText(parts []Part, sep string) string {
 	var texts []string
 	for _, p := range parts {
 		if p.Kind == PartText {

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// fuzzParse holds a parser to its contract on any input: no panic; either
+// reqFuzzParse holds a parser to its contract on any input: no panic; either
 // a *BadRequest, or a Request every renderer accepts, writing valid JSON.
-func fuzzParse(f *testing.F, caller string) {
+func reqFuzzParse(f *testing.F, caller string) {
 	ins, _ := filepath.Glob(filepath.Join("testdata", "req", caller, "in", "*.json"))
 	for _, in := range ins {
 		if b, err := os.ReadFile(in); err == nil {
@@ -44,6 +44,6 @@ func fuzzParse(f *testing.F, caller string) {
 	})
 }
 
-func FuzzParseChat(f *testing.F)      { fuzzParse(f, "chat") }
-func FuzzParseResponses(f *testing.F) { fuzzParse(f, "responses") }
-func FuzzParseMessages(f *testing.F)  { fuzzParse(f, "messages") }
+func FuzzParseChat(f *testing.F)      { reqFuzzParse(f, "chat") }
+func FuzzParseResponses(f *testing.F) { reqFuzzParse(f, "responses") }
+func FuzzParseMessages(f *testing.F)  { reqFuzzParse(f, "messages") }

@@ -17,9 +17,9 @@ type ResponseFormat struct {
 	Strict            *bool
 }
 
-// rfFields are the members of a response format object: chat nests the
+// reqRFFields are the members of a response format object: chat nests the
 // schema's in json_schema, Responses has them flat.
-type rfFields struct {
+type reqRFFields struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -28,14 +28,14 @@ type rfFields struct {
 	JSONSchema  json.RawMessage `json:"json_schema"`
 }
 
-// parseResponseFormat reads a response format object found at path: chat's
+// reqParseResponseFormat reads a response format object found at path: chat's
 // response_format (nested is true: the schema is in json_schema) or the
 // Responses API's text.format (flat). {"type":"text"} is nil.
-func parseResponseFormat(raw json.RawMessage, path string, nested bool) (*ResponseFormat, error) {
+func reqParseResponseFormat(raw json.RawMessage, path string, nested bool) (*ResponseFormat, error) {
 	if reqAbsent(raw) {
 		return nil, nil
 	}
-	var f rfFields
+	var f reqRFFields
 	if err := reqObject(raw, path, &f); err != nil {
 		return nil, err
 	}
@@ -56,9 +56,9 @@ func parseResponseFormat(raw json.RawMessage, path string, nested bool) (*Respon
 		if reqAbsent(f.JSONSchema) {
 			return nil, badf(spath, "is required")
 		}
-		f = rfFields{}
+		f = reqRFFields{}
 		if err := reqObject(raw, path, &struct {
-			JSONSchema *rfFields `json:"json_schema"`
+			JSONSchema *reqRFFields `json:"json_schema"`
 		}{&f}); err != nil {
 			return nil, err
 		}
@@ -77,26 +77,26 @@ func parseResponseFormat(raw json.RawMessage, path string, nested bool) (*Respon
 	return rf, nil
 }
 
-// oaResponseFormat is response_format in a chat body.
-type oaResponseFormat struct {
-	Type       string        `json:"type"`
-	JSONSchema *oaJSONSchema `json:"json_schema,omitempty"`
+// reqOAResponseFormat is response_format in a chat body.
+type reqOAResponseFormat struct {
+	Type       string           `json:"type"`
+	JSONSchema *reqOAJSONSchema `json:"json_schema,omitempty"`
 }
 
-type oaJSONSchema struct {
+type reqOAJSONSchema struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Schema      json.RawMessage `json:"schema,omitempty"`
 	Strict      *bool           `json:"strict,omitempty"`
 }
 
-// renderOAFormat writes rf as a chat response_format; nil for free text.
-func renderOAFormat(rf *ResponseFormat) *oaResponseFormat {
+// reqRenderOAFormat writes rf as a chat response_format; nil for free text.
+func reqRenderOAFormat(rf *ResponseFormat) *reqOAResponseFormat {
 	switch {
 	case rf == nil:
 		return nil
 	case rf.Schema == nil:
-		return &oaResponseFormat{Type: "json_object"}
+		return &reqOAResponseFormat{Type: "json_object"}
 	}
-	return &oaResponseFormat{Type: "json_schema", JSONSchema: &oaJSONSchema{Name: rf.Name, Description: rf.Description, Schema: rf.Schema, Strict: rf.Strict}}
+	return &reqOAResponseFormat{Type: "json_schema", JSONSchema: &reqOAJSONSchema{Name: rf.Name, Description: rf.Description, Schema: rf.Schema, Strict: rf.Strict}}
 }
