@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # make run: the whole of Weir on this machine — control plane (embedded NATS,
 # Postgres from the pg helper, migrations applied), two edges fed over NATS,
-# and a pool of two fake provider deployments on distinct loopback hosts
-# (east on 127.0.0.1, west on 127.0.0.2), each with a key of its own — with a
-# demo tenant seeded through the weir CLI.
+# a pool of two fake OpenAI deployments on distinct loopback hosts (east on
+# 127.0.0.1, west on 127.0.0.2), each with a key of its own, and a mixed pool
+# of a fake Anthropic deployment (127.0.0.3, order 1) and a fake Gemini API
+# deployment (127.0.0.4, order 2) — with a demo tenant seeded through the
+# weir CLI.
 #
 # Every process is checked ready (its own log says it listens, and it
 # answers) before the banner. When one fails to start, or exits later, the
@@ -75,8 +77,13 @@ start fake-east "$LOG/fake-east.log" env FAKEPROVIDER_API_KEY=sk-demo-east \
 	fakeprovider -addr 127.0.0.1:18081 -control 127.0.0.1:18181 -flavor openai -rpm 600 -itpm 200000 -otpm 50000
 start fake-west "$LOG/fake-west.log" env FAKEPROVIDER_API_KEY=sk-demo-west \
 	fakeprovider -addr 127.0.0.2:18082 -control 127.0.0.2:18182 -flavor openai -rpm 300 -itpm 100000 -otpm 25000
-ready fake-east 30 logged fake-east "control on"
-ready fake-west 30 logged fake-west "control on"
+start fake-claude "$LOG/fake-claude.log" env FAKEPROVIDER_API_KEY=sk-demo-claude \
+	fakeprovider -addr 127.0.0.3:18083 -control 127.0.0.3:18183 -flavor anthropic -rpm 120
+start fake-gemini "$LOG/fake-gemini.log" env FAKEPROVIDER_API_KEY=demo-gemini-key \
+	fakeprovider -addr 127.0.0.4:18084 -control 127.0.0.4:18184 -flavor gemini -rpm 600
+for f in fake-east fake-west fake-claude fake-gemini; do
+	ready "$f" 30 logged "$f" "control on"
+done
 
 if ! controlplane migrate >/dev/null 2>"$LOG/migrate.log"; then
 	cat "$LOG/migrate.log" >&2
@@ -114,6 +121,22 @@ else
 	weir provider pool add demo-pool east --preset openai --models gpt-4o-mini "${east[@]}" >/dev/null
 	weir provider pool add demo-pool west "${west[@]}" >/dev/null
 fi
+# The mixed pool (ROUTING §11): one caller model, claude-demo, served by an
+# Anthropic member in order 1 and by a Gemini member in order 2 when the
+# first is cooling; OpenAI and Anthropic callers reach both.
+printf 'sk-demo-claude' | weir secret set demo-claude-key --host 127.0.0.3 >/dev/null
+printf 'demo-gemini-key' | weir secret set demo-gemini-key --host 127.0.0.4 >/dev/null
+claude=(--base-url http://127.0.0.3:18083 --key-secret demo-claude-key --order 1 --region us-east
+	--price claude-demo=3,15,0.3,3.75 --rpm 120)
+gemini=(--base-url http://127.0.0.4:18084/v1beta --key-secret demo-gemini-key --order 2 --region us-east
+	--model claude-demo=gemini-2.5-flash --price gemini-2.5-flash=0.3,2.5 --rpm 600 --rpd 10000 --day-zone America/Los_Angeles)
+if weir provider show demo-mixed >/dev/null 2>&1; then
+	weir provider pool set demo-mixed claude "${claude[@]}" >/dev/null
+	weir provider pool set demo-mixed gemini --preset gemini "${gemini[@]}" >/dev/null
+else
+	weir provider pool add demo-mixed claude --preset anthropic --models claude-demo "${claude[@]}" >/dev/null
+	weir provider pool add demo-mixed gemini --preset gemini "${gemini[@]}" >/dev/null
+fi
 weir secret delete demo-provider-key >/dev/null 2>&1 || true # the older demo's shared key
 if [ ! -s "$VAR/demo.key" ]; then
 	weir key revoke demo >/dev/null 2>&1 || true
@@ -146,6 +169,7 @@ Weir is running.
   gateways     http://127.0.0.1:8080 (edge-1)   http://127.0.0.1:8081 (edge-2)
   demo key     $KEY
   pool         demo-pool: east http://127.0.0.1:18081 (weight 2)   west http://127.0.0.2:18082 (weight 1)
+  mixed pool   demo-mixed (model claude-demo): Anthropic http://127.0.0.3:18083 (order 1)   Gemini http://127.0.0.4:18084 (order 2)
   admin API    http://127.0.0.1:7070   (weir CLI logged in: export WEIR_CONFIG_DIR=$VAR/cli PATH=$ROOT/var/bin:\$PATH)
   console      $CONSOLE
                sign in with the admin token: $TOKEN
@@ -157,7 +181,10 @@ Try:
   curl -s -X POST http://127.0.0.1:18181/fault -d 429:60s   # east answers 429, retry after 60 s (-d none heals)
   curl -s -X POST http://127.0.0.2:18182/fault -d 429:60s   # west too: calls get 429 weir_pool_cooling
   weir provider show demo-pool                             # each edge's view of each member
-  weir calls list
+  curl -s http://127.0.0.1:8080/v1/chat/completions -H 'Authorization: Bearer $KEY' \\
+    -d '{"model":"claude-demo","messages":[{"role":"user","content":"hi"}]}'   # OpenAI format, Anthropic member
+  curl -s -X POST http://127.0.0.3:18183/fault -d 429:60s   # the Anthropic member cools: the same call goes to Gemini
+  weir calls list                                          # member format and "translated" per call
 
 Ctrl-C stops everything.
 MSG
