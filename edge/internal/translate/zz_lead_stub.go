@@ -19,18 +19,6 @@ func RenderAnthropic(r *Request, model string, d int64) ([]byte, error) {
 	return nil, nil
 }
 func RenderGemini(r *Request) ([]byte, error)                          { return nil, nil }
-func DecodeAnswer(w routing.WireFormat, body []byte) (*Answer, error) { return nil, nil }
-func EncodeAnswer(ep routing.Endpoint, a *Answer, model string) ([]byte, error) {
-	return nil, nil
-}
-func ErrorBody(from routing.WireFormat, to routing.Endpoint, status int, body []byte) []byte {
-	return nil
-}
-func RenderGeminiEmbed(body []byte, model string) ([]byte, error) { return nil, nil }
-func EncodeGeminiEmbed(a []byte, model string, b64 bool, n int) ([]byte, routing.Usage, error) {
-	return nil, routing.Usage{}, nil
-}
-func EmbedBase64(body []byte) bool { return false }
 
 type Decoder interface {
 	Decode(name string, data []byte, emit func(Event) error) error
