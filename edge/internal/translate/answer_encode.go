@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -64,7 +65,19 @@ func EncodeAnswer(ep routing.Endpoint, a *Answer, model string) ([]byte, error) 
 	default:
 		return nil, fmt.Errorf("translate: no answer encoder for endpoint %v", ep)
 	}
-	return json.Marshal(v)
+	return marshalPlain(v)
+}
+
+// marshalPlain is json.Marshal without HTML escaping: the model's "<" and
+// "&" reach the caller as written, as the providers send them.
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // answerID returns the answer's id with prefix (see EncodeAnswer).

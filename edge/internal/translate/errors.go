@@ -88,13 +88,11 @@ func ErrorBody(from routing.WireFormat, to routing.Endpoint, status int, body []
 			Error inner `json:"error"`
 		}{e}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil { // not reached: every value is a plain string
+	out, err := marshalPlain(v)
+	if err != nil { // not reached: every value is a plain string
 		return []byte(`{"error":{"message":"upstream error","type":"api_error"}}`)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return out
 }
 
 // anthropicType is Anthropic's error type for status (ROUTING.md §6).
