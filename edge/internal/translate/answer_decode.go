@@ -38,8 +38,9 @@ import (
 //     the call's own id when Gemini gives one, else "call_<n>" (n counts the
 //     answer's calls from 0). finishReason STOP → stop (tool calls when the
 //     answer holds calls), MAX_TOKENS → length, SAFETY, RECITATION,
-//     BLOCKLIST, PROHIBITED_CONTENT, SPII, IMAGE_SAFETY → content filter,
-//     anything else (OTHER, MALFORMED_FUNCTION_CALL, …) → unknown. A prompt
+//     LANGUAGE, BLOCKLIST, PROHIBITED_CONTENT, SPII and the IMAGE_ blocks →
+//     content filter, anything else (OTHER, MALFORMED_FUNCTION_CALL, a
+//     reason Gemini adds later) → stop, as the stream decoder reads them. A prompt
 //     blocked before any candidate (promptFeedback.blockReason) is a content
 //     filter finish with no parts. promptTokenCount includes
 //     cachedContentTokenCount (moved to CacheReadTokens);
@@ -191,7 +192,7 @@ func decodeOpenAIAnswer(body []byte) (*Answer, error) {
 			cached = nonNeg(u.PromptTokensDetails.CachedTokens)
 		}
 		a.Usage = routing.Usage{
-			InputTokens:     nonNeg(u.PromptTokens - cached),
+			InputTokens:     nonNeg(nonNeg(u.PromptTokens) - cached),
 			OutputTokens:    nonNeg(u.CompletionTokens),
 			CacheReadTokens: cached,
 		}
@@ -377,8 +378,8 @@ func decodeGeminiAnswer(body []byte) (*Answer, error) {
 	if u := r.UsageMetadata; u != nil {
 		cached := nonNeg(u.CachedContentTokenCount)
 		a.Usage = routing.Usage{
-			InputTokens:     nonNeg(u.PromptTokenCount-cached) + nonNeg(u.ToolUsePromptTokenCount),
-			OutputTokens:    nonNeg(u.CandidatesTokenCount) + nonNeg(u.ThoughtsTokenCount),
+			InputTokens:     satAdd(nonNeg(nonNeg(u.PromptTokenCount)-cached), nonNeg(u.ToolUsePromptTokenCount)),
+			OutputTokens:    satAdd(nonNeg(u.CandidatesTokenCount), nonNeg(u.ThoughtsTokenCount)),
 			CacheReadTokens: cached,
 		}
 	}
@@ -418,12 +419,13 @@ func decodeGeminiAnswer(body []byte) (*Answer, error) {
 		}
 	}
 	switch c.FinishReason {
-	case "STOP":
-		a.Finish = FinishStop
 	case "MAX_TOKENS":
 		a.Finish = FinishLength
-	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY":
+	case "SAFETY", "RECITATION", "LANGUAGE", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
 		a.Finish = FinishContentFilter
+	default: // STOP, and OTHER, MALFORMED_FUNCTION_CALL, … as the stream reads them
+		a.Finish = FinishStop
 	}
 	return a, nil
 }

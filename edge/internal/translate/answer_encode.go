@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strconv"
 	"strings"
 
@@ -18,14 +19,18 @@ import (
 // what the answer names, not a.Model (the member's own id for it).
 //
 // The output is deterministic: the same answer gives the same bytes. The
-// answer's id is a.ID when it already has the endpoint's prefix
-// ("chatcmpl-", "resp_", "msg_"), else the prefix followed by a.ID, else
-// (no id) the prefix followed by a hash of the answer. created is
-// a.Created (0 when the member gave no time).
+// answer's id is the endpoint's prefix ("chatcmpl-", "resp_", "msg_")
+// followed by a.ID without the prefix of its own format (as the stream
+// encoder does: "msg_01X" becomes "chatcmpl-01X"), or, when a.ID is
+// empty, by a hash of the answer. created is a.Created (0 when the member
+// gave no time). An empty model names a.Model.
+//
+// FinishUnknown reads as tool calls when the answer holds tool calls, else
+// as the natural end.
 //
 // Lossy mappings, by endpoint:
 //   - chat: FinishStopSequence is "stop" (Chat Completions does not say
-//     which stop matched); FinishUnknown is "stop". prompt_tokens is input
+//     which stop matched). prompt_tokens is input
 //   - cache read + cache write, with cache reads as
 //     prompt_tokens_details.cached_tokens; cache writes have no field.
 //     Texts are joined into one content string; content is null when the
@@ -35,8 +40,7 @@ import (
 //     "content_filter" (FinishContentFilter); adjacent texts make one
 //     message item, each tool call a function_call item, in the answer's
 //     order. input_tokens counts cache reads and writes as for chat.
-//   - messages: FinishUnknown is "end_turn"; FinishContentFilter is
-//     "refusal". A tool call's arguments that are not a JSON object are
+//   - messages: FinishContentFilter is "refusal". A tool call's arguments that are not a JSON object are
 //     written as they are (a Messages client expects an object).
 //
 // A tool call without a name, or arguments that are not JSON, is an error.
@@ -53,6 +57,14 @@ func EncodeAnswer(ep routing.Endpoint, a *Answer, model string) ([]byte, error) 
 				return nil, fmt.Errorf("translate: answer part %d: tool call arguments are not JSON", i)
 			}
 		}
+	}
+	if model == "" {
+		model = a.Model
+	}
+	if a.Finish == FinishUnknown && hasToolCalls(a.Parts) {
+		b := *a
+		b.Finish = FinishToolCalls
+		a = &b
 	}
 	var v any
 	switch ep {
@@ -82,8 +94,10 @@ func marshalPlain(v any) ([]byte, error) {
 
 // answerID returns the answer's id with prefix (see EncodeAnswer).
 func answerID(prefix string, a *Answer) string {
-	if strings.HasPrefix(a.ID, prefix) {
-		return a.ID
+	for _, pre := range []string{"chatcmpl-", "msg_", "resp_"} {
+		if strings.HasPrefix(a.ID, pre) && len(a.ID) > len(pre) {
+			return prefix + a.ID[len(pre):]
+		}
 	}
 	if a.ID != "" {
 		return prefix + a.ID
@@ -128,7 +142,18 @@ func argsString(p Part) string {
 
 // promptTokens is the OpenAI count of input tokens: cached ones included.
 func promptTokens(u routing.Usage) int64 {
-	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+	return satAdd(satAdd(u.InputTokens, u.CacheReadTokens), u.CacheWriteTokens)
+}
+
+// satAdd adds two counts, saturating instead of wrapping.
+func satAdd(x, y int64) int64 {
+	if s := x + y; (y > 0 && s < x) || (y < 0 && s > x) {
+		if y > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return x + y
 }
 
 // --- Chat Completions ---
@@ -209,7 +234,7 @@ func chatAnswer(a *Answer, model string) *chatAnswerJSON {
 	u := &out.Usage
 	u.PromptTokens = promptTokens(a.Usage)
 	u.CompletionTokens = a.Usage.OutputTokens
-	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	u.TotalTokens = satAdd(u.PromptTokens, u.CompletionTokens)
 	u.PromptTokensDetails.CachedTokens = a.Usage.CacheReadTokens
 	return out
 }
@@ -300,7 +325,7 @@ func responsesAnswer(a *Answer, model string) *respAnswerJSON {
 	u.InputTokens = promptTokens(a.Usage)
 	u.InputTokensDetails.CachedTokens = a.Usage.CacheReadTokens
 	u.OutputTokens = a.Usage.OutputTokens
-	u.TotalTokens = u.InputTokens + u.OutputTokens
+	u.TotalTokens = satAdd(u.InputTokens, u.OutputTokens)
 	return out
 }
 

@@ -162,8 +162,8 @@ func TestDecodeAnswer_RFMT2(t *testing.T) {
 			Finish: FinishContentFilter, Usage: routing.Usage{InputTokens: 14, OutputTokens: 6}}},
 		{"gemini blocked prompt", routing.WireGemini, "gemini/blocked.json", Answer{
 			ID: "blocked-6", Model: "gemini-2.5-flash", Finish: FinishContentFilter, Usage: routing.Usage{InputTokens: 52}}},
-		{"gemini malformed call is unknown", routing.WireGemini, "gemini/malformed_call.json", Answer{
-			ID: "malformed-7", Model: "gemini-2.5-flash", Finish: FinishUnknown, Usage: routing.Usage{InputTokens: 90}}},
+		{"gemini malformed call is a stop", routing.WireGemini, "gemini/malformed_call.json", Answer{
+			ID: "malformed-7", Model: "gemini-2.5-flash", Finish: FinishStop, Usage: routing.Usage{InputTokens: 90}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -382,5 +382,68 @@ func TestEncodeAnswerRefuses(t *testing.T) {
 	}
 	if _, err := EncodeAnswer(routing.EndpointEmbeddings, &Answer{}, "m"); err == nil {
 		t.Error("embeddings endpoint accepted")
+	}
+}
+
+// TestFinishEdges_RFMT2: the less common finish reasons and ids.
+func TestFinishEdges_RFMT2(t *testing.T) {
+	tests := []struct {
+		wire   routing.WireFormat
+		body   string
+		finish Finish
+		callID string
+	}{
+		{routing.WireAnthropic, `{"type":"message","content":[{"type":"text","text":"searching"}],"stop_reason":"pause_turn"}`, FinishStop, ""},
+		{routing.WireAnthropic, `{"type":"message","content":[{"type":"text","text":"x"}],"stop_reason":"model_context_window_exceeded"}`, FinishLength, ""},
+		{routing.WireAnthropic, `{"type":"message","content":[],"stop_reason":"something_new"}`, FinishUnknown, ""},
+		{routing.WireOpenAI, `{"choices":[{"message":{"content":"x"},"finish_reason":"function_call"}]}`, FinishToolCalls, ""},
+		{routing.WireOpenAI, `{"choices":[{"message":{"content":"x"},"finish_reason":null}]}`, FinishUnknown, ""},
+		{routing.WireOpenAI, `{"choices":[{"message":{"content":[{"type":"text","text":"x"}],"tool_calls":[{"id":"c9","function":{"name":"f","arguments":""}}]},"finish_reason":"stop"}]}`, FinishToolCalls, "c9"},
+		{routing.WireGemini, `{"candidates":[{"content":{"parts":[{"functionCall":{"id":"gem-id-1","name":"f","args":{}}}]},"finishReason":"STOP"}]}`, FinishToolCalls, "gem-id-1"},
+		{routing.WireGemini, `{"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"IMAGE_SAFETY"}]}`, FinishContentFilter, ""},
+		{routing.WireGemini, `{"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"OTHER"}]}`, FinishStop, ""},
+	}
+	for _, tt := range tests {
+		a, err := DecodeAnswer(tt.wire, []byte(tt.body))
+		if err != nil {
+			t.Errorf("%s: %v", tt.body, err)
+			continue
+		}
+		if a.Finish != tt.finish {
+			t.Errorf("%s: finish %d, want %d", tt.body, a.Finish, tt.finish)
+		}
+		if tt.callID != "" && (len(a.Parts) == 0 || a.Parts[len(a.Parts)-1].ToolCallID != tt.callID) {
+			t.Errorf("%s: parts %+v", tt.body, a.Parts)
+		}
+	}
+
+	// An unknown finish on an answer with tool calls reads as tool calls;
+	// an empty model names the member's.
+	a := &Answer{Model: "member-model", Parts: []Part{callPart("c", "f", `{}`)}}
+	for ep, want := range map[routing.Endpoint]string{
+		routing.EndpointChatCompletions: `"finish_reason":"tool_calls"`,
+		routing.EndpointMessages:        `"stop_reason":"tool_use"`,
+	} {
+		out, err := EncodeAnswer(ep, a, "")
+		if err != nil || !strings.Contains(string(out), want) || !strings.Contains(string(out), `"model":"member-model"`) {
+			t.Errorf("%v: %s %v", ep, out, err)
+		}
+	}
+	if a.Finish != FinishUnknown {
+		t.Error("EncodeAnswer changed its argument")
+	}
+	out, _ := EncodeAnswer(routing.EndpointMessages, &Answer{}, "m")
+	if !strings.Contains(string(out), `"stop_reason":"end_turn"`) || !strings.Contains(string(out), `"content":[]`) {
+		t.Errorf("empty answer: %s", out)
+	}
+}
+
+// TestEncodeAnswerHugeUsage: counts near the int64 limit saturate instead
+// of wrapping negative.
+func TestEncodeAnswerHugeUsage(t *testing.T) {
+	const max = 1<<63 - 1
+	out, err := EncodeAnswer(routing.EndpointChatCompletions, &Answer{Usage: routing.Usage{InputTokens: max, OutputTokens: max, CacheReadTokens: 5}}, "m")
+	if err != nil || !strings.Contains(string(out), `"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807,"total_tokens":9223372036854775807`) {
+		t.Errorf("%s %v", out, err)
 	}
 }

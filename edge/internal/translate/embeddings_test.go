@@ -72,10 +72,10 @@ func TestEmbedBase64_RFMT7(t *testing.T) {
 	for body, want := range map[string]bool{
 		`{"input":"a","encoding_format":"base64"}`: true,
 		`{"input":"a","encoding_format":"float"}`:  false,
-		`{"input":"a"}`:                            false,
-		`{"encoding_format":"BASE64"}`:             false,
-		`{"encoding_format":1}`:                    false,
-		`garbage`:                                  false,
+		`{"input":"a"}`:                false,
+		`{"encoding_format":"BASE64"}`: false,
+		`{"encoding_format":1}`:        false,
+		`garbage`:                      false,
 	} {
 		if got := EmbedBase64([]byte(body)); got != want {
 			t.Errorf("%s: %v", body, got)
