@@ -37,9 +37,12 @@ import (
 //     answer holds tool calls and no text.
 //   - responses: status "completed", or "incomplete" with
 //     incomplete_details.reason "max_output_tokens" (FinishLength) or
-//     "content_filter" (FinishContentFilter); adjacent texts make one
-//     message item, each tool call a function_call item, in the answer's
-//     order. input_tokens counts cache reads and writes as for chat.
+//     "content_filter" (FinishContentFilter); each text is a message item
+//     and each tool call a function_call item, in the answer's order, with
+//     the item ids the stream encoder gives ("msg_<id>_<n>",
+//     "fc_<id>_<n>", n the output index). The request's parallel_tool_calls,
+//     tool_choice and tools are not known here: true, "auto" and [] are
+//     written. input_tokens counts cache reads and writes as for chat.
 //   - messages: FinishContentFilter is "refusal". A tool call's arguments that are not a JSON object are
 //     written as they are (a Messages client expects an object).
 //
@@ -268,9 +271,12 @@ type respAnswerJSON struct {
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
-	Model  string         `json:"model"`
-	Output []respItemJSON `json:"output"`
-	Usage  struct {
+	Model             string         `json:"model"`
+	Output            []respItemJSON `json:"output"`
+	ParallelToolCalls bool           `json:"parallel_tool_calls"`
+	ToolChoice        string         `json:"tool_choice"`
+	Tools             []any          `json:"tools"`
+	Usage             struct {
 		InputTokens        int64 `json:"input_tokens"`
 		InputTokensDetails struct {
 			CachedTokens int64 `json:"cached_tokens"`
@@ -286,7 +292,8 @@ type respAnswerJSON struct {
 func responsesAnswer(a *Answer, model string) *respAnswerJSON {
 	id := answerID("resp_", a)
 	base := strings.TrimPrefix(id, "resp_")
-	out := &respAnswerJSON{ID: id, Object: "response", CreatedAt: a.Created, Status: "completed", Model: model, Output: []respItemJSON{}}
+	out := &respAnswerJSON{ID: id, Object: "response", CreatedAt: a.Created, Status: "completed", Model: model,
+		Output: []respItemJSON{}, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{}}
 	switch a.Finish {
 	case FinishLength:
 		out.Status = "incomplete"
@@ -299,26 +306,16 @@ func responsesAnswer(a *Answer, model string) *respAnswerJSON {
 			Reason string `json:"reason"`
 		}{"content_filter"}
 	}
-	msgs := 0
 	for i, p := range a.Parts {
+		n := "_" + strconv.Itoa(len(out.Output))
 		switch p.Kind {
 		case PartText:
-			if n := len(out.Output); n > 0 && out.Output[n-1].Type == "message" {
-				out.Output[n-1].Content = append(out.Output[n-1].Content, respTextJSON{Type: "output_text", Text: p.Text, Annotations: []any{}})
-				continue
-			}
-			mid := "msg_" + base
-			if msgs > 0 {
-				mid += "_" + strconv.Itoa(msgs)
-			}
-			msgs++
-			out.Output = append(out.Output, respItemJSON{Type: "message", ID: mid, Status: "completed", Role: "assistant",
+			out.Output = append(out.Output, respItemJSON{Type: "message", ID: "msg_" + base + n, Status: "completed", Role: "assistant",
 				Content: []respTextJSON{{Type: "output_text", Text: p.Text, Annotations: []any{}}}})
 		case PartToolCall:
-			cid := callID(p, i)
 			s := argsString(p)
-			out.Output = append(out.Output, respItemJSON{Type: "function_call", ID: "fc_" + cid, Status: "completed",
-				CallID: cid, Name: p.ToolName, Arguments: &s})
+			out.Output = append(out.Output, respItemJSON{Type: "function_call", ID: "fc_" + base + n, Status: "completed",
+				CallID: callID(p, i), Name: p.ToolName, Arguments: &s})
 		}
 	}
 	u := &out.Usage
