@@ -2,6 +2,7 @@ package translate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -165,3 +166,43 @@ func TestAnswerSDKs_RFMT2(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorBodySDKs_RFMT5: the official SDKs read a rewritten error as an
+// API error of the status, with the member's message and the type the
+// caller's format gives it.
+func TestErrorBodySDKs_RFMT5(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gemini := []byte(`[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]`)
+	serve := func(status int, b []byte) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(b)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+
+	client := openai.NewClient(option.WithBaseURL(serve(429, ErrorBody(routing.WireGemini, routing.EndpointChatCompletions, 429, gemini))),
+		option.WithAPIKey("k"), option.WithMaxRetries(0))
+	_, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	var oe *openai.Error
+	if !errors.As(err, &oe) || oe.StatusCode != 429 || oe.Message != "Resource has been exhausted (e.g. check quota)." ||
+		oe.Type != "rate_limit_error" || oe.Code != "rate_limit_exceeded" {
+		t.Errorf("openai SDK: %#v", err)
+	}
+
+	ac := anthropic.NewClient(aoption.WithBaseURL(serve(429, ErrorBody(routing.WireGemini, routing.EndpointMessages, 429, gemini))),
+		aoption.WithAPIKey("k"), aoption.WithMaxRetries(0))
+	_, err = ac.Messages.New(ctx, anthropic.MessageNewParams{Model: "m", MaxTokens: 8,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+	var ae *anthropic.Error
+	if !errors.As(err, &ae) || ae.StatusCode != 429 ||
+		!strings.Contains(ae.RawJSON(), `"type":"rate_limit_error","message":"Resource has been exhausted (e.g. check quota)."`) {
+		t.Errorf("anthropic SDK: %v", err)
+	}
+}
+
+func errorsAs[T any](err error, target *T) bool { return errors.As(err, target) }
