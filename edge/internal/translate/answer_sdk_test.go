@@ -204,5 +204,3 @@ func TestErrorBodySDKs_RFMT5(t *testing.T) {
 		t.Errorf("anthropic SDK: %v", err)
 	}
 }
-
-func errorsAs[T any](err error, target *T) bool { return errors.As(err, target) }
