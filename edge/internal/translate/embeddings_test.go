@@ -1,14 +1,21 @@
 package translate
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"weir.dev/routing"
 )
 
@@ -160,5 +167,31 @@ func TestEncodeGeminiEmbedRefuses_RFMT7(t *testing.T) {
 	out, _, err = EncodeGeminiEmbed([]byte(`{"embeddings":[{}]}`), "m", true, 1)
 	if err != nil || !strings.Contains(string(out), `"embedding":""`) {
 		t.Errorf("%s %v", out, err)
+	}
+}
+
+// TestEmbedOpenAISDK_RFMT7: the official openai-go client reads the
+// translated answer, served over loopback, as the vectors Gemini gave.
+func TestEmbedOpenAISDK_RFMT7(t *testing.T) {
+	out, _, err := EncodeGeminiEmbed([]byte(geminiEmbedAnswer), "text-embedding-3-small", false, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("k"), option.WithMaxRetries(0))
+	r, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"a", "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(len(r.Data), r.Data[0].Embedding, r.Data[1].Index, r.Data[1].Embedding, r.Model)
+	if want := "2 [0.013168523 -0.008711934 1e-07 3] 1 [-0.5 0.25]text-embedding-3-small"; got != want {
+		t.Errorf("SDK read %s, want %s", got, want)
 	}
 }
