@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -445,5 +447,104 @@ func TestEncodeAnswerHugeUsage(t *testing.T) {
 	out, err := EncodeAnswer(routing.EndpointChatCompletions, &Answer{Usage: routing.Usage{InputTokens: max, OutputTokens: max, CacheReadTokens: 5}}, "m")
 	if err != nil || !strings.Contains(string(out), `"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807,"total_tokens":9223372036854775807`) {
 		t.Errorf("%s %v", out, err)
+	}
+}
+
+// randomAnswer makes an answer of the shape members give: non-empty texts
+// and tool calls with ids and compact JSON object arguments.
+func randomAnswer(r *rand.Rand) Answer {
+	words := []string{"a", "ü", "<b>", `"q"`, "\\", "\n", "€", "x y", "\u2028", "😀"}
+	str := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(4) {
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		return b.String()
+	}
+	var a Answer
+	for i := range r.IntN(5) {
+		if r.IntN(2) == 0 {
+			a.Parts = append(a.Parts, textPart(str()))
+			continue
+		}
+		args := map[string]any{}
+		for range r.IntN(3) {
+			args[str()] = []any{str(), r.IntN(100), nil, true}
+		}
+		raw, _ := json.Marshal(args)
+		a.Parts = append(a.Parts, callPart("call_"+strconv.Itoa(i)+str(), "fn_"+strconv.Itoa(r.IntN(3)), string(raw)))
+	}
+	a.Finish = []Finish{FinishStop, FinishLength, FinishToolCalls, FinishStopSequence, FinishContentFilter}[r.IntN(5)]
+	if a.Finish == FinishStopSequence {
+		a.StopSequence = str()
+	}
+	if a.Finish == FinishStop && hasToolCalls(a.Parts) {
+		a.Finish = FinishToolCalls // what every decoder makes of it
+	}
+	a.Usage = routing.Usage{InputTokens: r.Int64N(1e6), OutputTokens: r.Int64N(1e5), CacheReadTokens: r.Int64N(1e6), CacheWriteTokens: r.Int64N(1e6)}
+	return a
+}
+
+// TestAnswerRoundTripProperty_RFMT2: for random answers, Messages encoding
+// decodes back to the same answer, and Chat Completions encoding to the
+// same answer up to what it documents as lossy (texts joined before the
+// calls, stop sequence read as stop, cache writes counted as input).
+func TestAnswerRoundTripProperty_RFMT2(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 2))
+	for i := range 2000 {
+		a := randomAnswer(r)
+		a.Model = "m"
+
+		m := a
+		m.ID = "msg_" + strconv.Itoa(i)
+		out, err := EncodeAnswer(routing.EndpointMessages, &m, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeAnswer(routing.WireAnthropic, out)
+		if err != nil {
+			t.Fatalf("%v in %s", err, out)
+		}
+		if !reflect.DeepEqual(*got, m) {
+			t.Fatalf("messages:\n got  %+v\n want %+v\n via %s", *got, m, out)
+		}
+
+		c := a
+		c.ID, c.Created = "chatcmpl-"+strconv.Itoa(i), int64(i)
+		out, err = EncodeAnswer(routing.EndpointChatCompletions, &c, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = DecodeAnswer(routing.WireOpenAI, out)
+		if err != nil {
+			t.Fatalf("%v in %s", err, out)
+		}
+		want := c
+		want.Parts = nil
+		var text strings.Builder
+		for _, p := range c.Parts {
+			if p.Kind == PartText {
+				text.WriteString(p.Text)
+			}
+		}
+		if text.Len() > 0 {
+			want.Parts = append(want.Parts, textPart(text.String()))
+		}
+		for _, p := range c.Parts {
+			if p.Kind == PartToolCall {
+				want.Parts = append(want.Parts, p)
+			}
+		}
+		if want.Finish == FinishStopSequence {
+			want.Finish, want.StopSequence = FinishStop, ""
+			if hasToolCalls(want.Parts) {
+				want.Finish = FinishToolCalls
+			}
+		}
+		want.Usage.InputTokens += want.Usage.CacheWriteTokens
+		want.Usage.CacheWriteTokens = 0
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("chat:\n got  %+v\n want %+v\n via %s", *got, want, out)
+		}
 	}
 }
