@@ -27,9 +27,9 @@ import (
 //     prompt_tokens_details.cached_tokens: the cached part is moved to
 //     CacheReadTokens. OpenAI reports no cache writes. created is kept.
 //   - anthropic and bedrock (Messages): text and tool_use blocks; thinking,
-//     redacted_thinking and server-tool blocks are dropped (no caller
-//     format outside Messages can carry them, and a Messages caller
-//     reached through translation did not ask a Messages member). stop_reason
+//     redacted_thinking and server-tool blocks are dropped (this answer
+//     goes to an OpenAI-format caller, which has no place for them: a
+//     Messages caller gets a Messages member's answer as is). stop_reason
 //     end_turn and pause_turn → stop, max_tokens and
 //     model_context_window_exceeded → length, stop_sequence (with the
 //     sequence), tool_use, refusal → content filter.
