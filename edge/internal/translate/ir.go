@@ -154,6 +154,10 @@ type Answer struct {
 	// apart. OpenAI's prompt_tokens and Gemini's promptTokenCount include
 	// cached tokens; decoders subtract, encoders add back.
 	Usage routing.Usage
+	// Created is the answer's time in Unix seconds as the member gave it
+	// (OpenAI's created); 0 when it gave none. Encoders write it as is
+	// (created, created_at); the caller of EncodeAnswer may set it.
+	Created int64
 }
 
 // EventKind says what an Event is.
