@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"io"
-
 	"weir.dev/routing"
 )
 
@@ -31,14 +29,3 @@ func EncodeGeminiEmbed(a []byte, model string, b64 bool, n int) ([]byte, routing
 	return nil, routing.Usage{}, nil
 }
 func EmbedBase64(body []byte) bool { return false }
-
-type Decoder interface {
-	Decode(name string, data []byte, emit func(Event) error) error
-}
-type Encoder interface {
-	Encode(ev Event, w io.Writer) error
-	Usage() routing.Usage
-}
-
-func NewDecoder(w routing.WireFormat) Decoder                        { return nil }
-func NewEncoder(ep routing.Endpoint, model string, iu bool) Encoder { return nil }
