@@ -181,10 +181,10 @@ func checkChatStream(b []byte, model string, includeUsage bool) (s streamSummary
 type streamMessagesEventT struct {
 	Type    string `json:"type"`
 	Message *struct {
-		ID    string          `json:"id"`
-		Type  string          `json:"type"`
-		Role  string          `json:"role"`
-		Model string          `json:"model"`
+		ID    string                `json:"id"`
+		Type  string                `json:"type"`
+		Role  string                `json:"role"`
+		Model string                `json:"model"`
 		Usage *streamMessagesUsageT `json:"usage"`
 	} `json:"message"`
 	Index        *int `json:"index"`
@@ -330,20 +330,20 @@ func checkMessagesStream(b []byte, model string) (s streamSummary, err error) {
 }
 
 type streamResponsesEventT struct {
-	Type           string          `json:"type"`
-	SequenceNumber *int64          `json:"sequence_number"`
-	OutputIndex    *int            `json:"output_index"`
-	ContentIndex   *int            `json:"content_index"`
-	ItemID         string          `json:"item_id"`
+	Type           string                `json:"type"`
+	SequenceNumber *int64                `json:"sequence_number"`
+	OutputIndex    *int                  `json:"output_index"`
+	ContentIndex   *int                  `json:"content_index"`
+	ItemID         string                `json:"item_id"`
 	Item           *streamResponsesItemT `json:"item"`
-	Delta          *string         `json:"delta"`
-	Text           *string         `json:"text"`
-	Arguments      *string         `json:"arguments"`
+	Delta          *string               `json:"delta"`
+	Text           *string               `json:"text"`
+	Arguments      *string               `json:"arguments"`
 	Response       *struct {
-		ID                string           `json:"id"`
-		Object            string           `json:"object"`
-		Status            string           `json:"status"`
-		Model             string           `json:"model"`
+		ID                string                 `json:"id"`
+		Object            string                 `json:"object"`
+		Status            string                 `json:"status"`
+		Model             string                 `json:"model"`
 		Output            []streamResponsesItemT `json:"output"`
 		IncompleteDetails *struct {
 			Reason string `json:"reason"`

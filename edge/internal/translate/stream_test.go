@@ -106,12 +106,12 @@ type streamWant struct {
 }
 
 var (
-	streamWeather      = streamTool{"call_abc", "get_weather", `{"city":"Paris"}`}
-	streamMixedOpenAI  = []streamTool{{"call_1", "get_weather", `{"city":"Oslo"}`}, {"call_2", "get_time", `{"tz":"CET"}`}}
-	streamMixedClaude  = []streamTool{{"toolu_1", "get_weather", `{"city":"Oslo"}`}, {"toolu_2", "get_time", `{}`}}
-	streamMixedGemini  = []streamTool{{"call_0", "get_weather", `{"city":"Oslo"}`}, {"call_1", "get_time", `{}`}}
-	streamHello    = "Hello, \"wörld\"\n"
-	streamWants  = map[string]streamWant{
+	streamWeather     = streamTool{"call_abc", "get_weather", `{"city":"Paris"}`}
+	streamMixedOpenAI = []streamTool{{"call_1", "get_weather", `{"city":"Oslo"}`}, {"call_2", "get_time", `{"tz":"CET"}`}}
+	streamMixedClaude = []streamTool{{"toolu_1", "get_weather", `{"city":"Oslo"}`}, {"toolu_2", "get_time", `{}`}}
+	streamMixedGemini = []streamTool{{"call_0", "get_weather", `{"city":"Oslo"}`}, {"call_1", "get_time", `{}`}}
+	streamHello       = "Hello, \"wörld\"\n"
+	streamWants       = map[string]streamWant{
 		"openai/text":           {text: streamHello, finish: FinishStop, usage: routing.Usage{InputTokens: 176, OutputTokens: 5, CacheReadTokens: 1024}},
 		"openai/tool":           {tools: []streamTool{streamWeather}, finish: FinishToolCalls, usage: routing.Usage{InputTokens: 80, OutputTokens: 17}},
 		"openai/mixed_parallel": {text: "Checking both.", tools: streamMixedOpenAI, finish: FinishToolCalls, usage: routing.Usage{InputTokens: 44, OutputTokens: 40, CacheReadTokens: 256}},
@@ -181,7 +181,7 @@ func (c streamCaller) check(b []byte) (streamSummary, error) {
 // wantSummary is what caller c must read from a member answer w.
 func (c streamCaller) wantSummary(w streamWant) streamSummary {
 	s := streamSummary{Text: w.text, Tools: w.tools, HasUsage: true,
-		Input: w.usage.InputTokens + w.usage.CacheReadTokens + w.usage.CacheWriteTokens,
+		Input:  w.usage.InputTokens + w.usage.CacheReadTokens + w.usage.CacheWriteTokens,
 		Output: w.usage.OutputTokens, CacheRead: w.usage.CacheReadTokens}
 	switch c.ep {
 	case routing.EndpointChatCompletions:
