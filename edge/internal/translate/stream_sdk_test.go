@@ -1,3 +1,8 @@
+//go:build !nosdk
+
+// The SDK tests link both official SDKs, which makes a fuzzing binary too
+// big to fuzz at speed: fuzz with -tags nosdk.
+
 package translate
 
 import (

@@ -284,10 +284,35 @@ func checkStreamEventOrder(t testing.TB, evs []Event) {
 	if len(evs) == 0 || evs[0].Kind != EventStart || evs[len(evs)-1].Kind != EventDone {
 		t.Fatalf("not start…done: %v", evs)
 	}
+	checkStreamEventPrefix(t, evs)
+	if evs[len(evs)-2].Kind != EventFinish && evs[len(evs)-2].Kind != EventUsage {
+		t.Fatalf("no finish")
+	}
+}
+
+// checkStreamEventPrefix holds a decoded sequence, complete or not, to the
+// Decoder's promises.
+func checkStreamEventPrefix(t testing.TB, evs []Event) {
+	t.Helper()
+	for i, e := range evs {
+		if (i == 0) != (e.Kind == EventStart) {
+			t.Fatalf("start out of place: %s at %d", evString(e), i)
+		}
+		if e.Kind == EventDone && i != len(evs)-1 {
+			t.Fatalf("events after done")
+		}
+	}
+	if len(evs) == 0 {
+		return
+	}
+	end := len(evs)
+	if evs[end-1].Kind == EventDone {
+		end--
+	}
 	type part struct{ tool, stop bool }
 	var parts []part
 	finished := false
-	for _, e := range evs[1 : len(evs)-1] {
+	for _, e := range evs[1:end] {
 		switch e.Kind {
 		case EventText, EventToolCall, EventToolArgs, EventPartStop:
 			if finished {
@@ -323,7 +348,7 @@ func checkStreamEventOrder(t testing.TB, evs []Event) {
 			t.Fatalf("%s in the middle", evString(e))
 		}
 	}
-	if !finished {
-		t.Fatalf("no finish")
+	if end < len(evs) && !finished {
+		t.Fatalf("done without finish")
 	}
 }
