@@ -26,7 +26,15 @@ func Classify(wire WireFormat, status int, h http.Header, body []byte, now time.
 // upstream.AWSErrorType); the rules below, and their order, are this
 // function's.
 //
-// Rules, first match wins:
+// A gemini member's answers are read by Google's error shape instead, and
+// no rate-limit header is read (classifyGemini, R-FMT-8): a per-minute
+// RESOURCE_EXHAUSTED is a rate limit with RetryInfo's delay, a per-day one
+// a rate limit with DayQuota, billing or prepayment spent, a bare 429 or a
+// 503 busy (KindServerError), API_KEY_INVALID or PERMISSION_DENIED a
+// refused key, INVALID_ARGUMENT the request's own answer. custom is not
+// read for them.
+//
+// Rules for the other formats, first match wins:
 //
 //  1. 2xx: KindAnswered (R-FAIL-1). The body is not read.
 //  2. A 4xx carrying an AWS error type (header x-amzn-ErrorType such as
@@ -96,6 +104,9 @@ func ClassifyWith(wire WireFormat, status int, h http.Header, body []byte, custo
 		body = body[:MaxErrorPeek]
 	}
 	b := upstream.ParseErrorBody(body)
+	if wire == WireGemini {
+		return classifyGemini(v, status, h, &b, now)
+	}
 	aws := upstream.AWSErrorType(h, &b, wire == WireBedrock)
 	is4xx := status >= 400 && status < 500
 

@@ -142,6 +142,37 @@ var exampleExpectations = map[string]exampleExpect{
 	"gemini_quota_per_minute.txt":           {"R-FAIL-2", WireOpenAI, KindRateLimited, false, "RESOURCE_EXHAUSTED", 26 * time.Second},
 	"gemini_resource_exhausted_generic.txt": {"R-FAIL-2", WireOpenAI, KindRateLimited, false, "RESOURCE_EXHAUSTED", noUntil},
 	"gemini_quota_metric_per_day.txt":       {"R-FAIL-3", WireOpenAI, KindQuotaSpent, true, "RESOURCE_EXHAUSTED", noUntil},
+	// Gemini API and Vertex AI members (wire gemini): each answer read by
+	// Google's own error shape (R-FMT-8). The per-day ones also carry
+	// DayQuota (dayQuotaExamples).
+	"gemini_native_per_minute.txt":              {"R-FMT-8", WireGemini, KindRateLimited, false, "RESOURCE_EXHAUSTED", 26 * time.Second},
+	"gemini_native_per_minute_no_retry.txt":     {"R-FMT-8", WireGemini, KindRateLimited, false, "RESOURCE_EXHAUSTED", noUntil},
+	"gemini_native_per_day.txt":                 {"R-FMT-8", WireGemini, KindRateLimited, false, "RESOURCE_EXHAUSTED", 41 * time.Second},
+	"gemini_native_minute_and_day.txt":          {"R-FMT-8", WireGemini, KindRateLimited, false, "RESOURCE_EXHAUSTED", 7 * time.Second},
+	"gemini_native_billing_quota.txt":           {"R-FMT-8", WireGemini, KindQuotaSpent, true, "RESOURCE_EXHAUSTED", noUntil},
+	"gemini_native_prepayment.txt":              {"R-FMT-8", WireGemini, KindQuotaSpent, true, "RESOURCE_EXHAUSTED", noUntil},
+	"gemini_native_resource_exhausted_bare.txt": {"R-FMT-8", WireGemini, KindServerError, false, "RESOURCE_EXHAUSTED", noUntil},
+	"vertex_resource_exhausted_shared.txt":      {"R-FMT-8", WireGemini, KindServerError, false, "RESOURCE_EXHAUSTED", noUntil},
+	"gemini_native_429_empty.txt":               {"R-FMT-8", WireGemini, KindServerError, false, "http_429", 3 * time.Second},
+	"gemini_native_unavailable_503.txt":         {"R-FMT-8", WireGemini, KindServerError, false, "UNAVAILABLE", noUntil},
+	"gemini_native_internal_500.txt":            {"R-FMT-8", WireGemini, KindServerError, false, "INTERNAL", noUntil},
+	"gemini_native_deadline_504.txt":            {"R-FMT-8", WireGemini, KindUnknownOutcome, false, "DEADLINE_EXCEEDED", noUntil},
+	"gemini_native_api_key_invalid.txt":         {"R-FMT-8", WireGemini, KindKeyRefused, false, "API_KEY_INVALID", noUntil},
+	"gemini_native_permission_denied.txt":       {"R-FMT-8", WireGemini, KindKeyRefused, false, "PERMISSION_DENIED", noUntil},
+	"vertex_iam_permission_denied.txt":          {"R-FMT-8", WireGemini, KindKeyRefused, false, "IAM_PERMISSION_DENIED", noUntil},
+	"vertex_unauthenticated_401.txt":            {"R-FMT-8", WireGemini, KindKeyRefused, false, "ACCESS_TOKEN_EXPIRED", noUntil},
+	"vertex_billing_disabled_403.txt":           {"R-FMT-8", WireGemini, KindQuotaSpent, true, "BILLING_DISABLED", noUntil},
+	"gemini_native_free_tier_region_400.txt":    {"R-FMT-8", WireGemini, KindQuotaSpent, true, "BILLING_DISABLED", noUntil},
+	"gemini_native_invalid_argument.txt":        {"R-FMT-8", WireGemini, KindClientError, false, "INVALID_ARGUMENT", noUntil},
+	"gemini_native_invalid_argument_echo.txt":   {"R-FMT-8", WireGemini, KindClientError, false, "INVALID_ARGUMENT", noUntil},
+	"gemini_native_model_not_found_404.txt":     {"R-FMT-8", WireGemini, KindKeyRefused, false, "NOT_FOUND", noUntil},
+}
+
+// dayQuotaExamples are the files whose verdict names a per-day quota
+// (Verdict.DayQuota, R-HEAD-6, R-FMT-8).
+var dayQuotaExamples = map[string]bool{
+	"gemini_native_per_day.txt":        true,
+	"gemini_native_minute_and_day.txt": true,
 }
 
 func wantVerdict(status int, e exampleExpect) Verdict {
@@ -166,7 +197,9 @@ func TestClassifyExamples(t *testing.T) {
 		t.Run(exp.rule+" "+strings.TrimSuffix(ex.file, ".txt"), func(t *testing.T) {
 			t.Parallel()
 			got := Classify(exp.wire, ex.status, ex.header, ex.body, testNow)
-			if diff := cmp.Diff(wantVerdict(ex.status, exp), got); diff != "" {
+			want := wantVerdict(ex.status, exp)
+			want.DayQuota = dayQuotaExamples[ex.file]
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Classify(%s) mismatch (-want +got):\n%s", ex.file, diff)
 			}
 		})
@@ -432,6 +465,8 @@ var fixedReasons = map[string]bool{
 	"billing_error": true, "insufficient_balance": true, "credit_balance_too_low": true,
 	"usage_limit_reached": true, "quota_exceeded": true, "payment_required": true,
 	"spend_limit_reached": true, "billing": true, "RESOURCE_EXHAUSTED": true,
+	// Gemini (R-FMT-8): fixed names, or Google statuses matched ignoring case.
+	"BILLING_DISABLED": true, "UNAUTHENTICATED": true, "PERMISSION_DENIED": true,
 }
 
 func FuzzClassify(f *testing.F) {
@@ -442,9 +477,11 @@ func FuzzClassify(f *testing.F) {
 	f.Add(uint8(WireBedrock), 403, "x-amzn-ErrorType: AccessDeniedException", []byte(`{"Message":"billing"}`))
 	f.Add(uint8(WireOpenAI), 429, "retry-after: 1e9", []byte(`[{"error":{"status":"RESOURCE_EXHAUSTED","message":"Quota exceeded per minute"}}]`))
 	f.Add(uint8(WireOpenAI), 0, "", []byte("data: {\"error\":{\"code\":\"insufficient_quota\"}}"))
+	f.Add(uint8(WireGemini), 429, "", []byte(`{"error":{"details":[{"quotaId":"PerDay"},{"retryDelay":"99999999s"}]}}`))
+	f.Add(uint8(WireGemini), 403, "", []byte(`{"error":{"status":"permission_denied","details":[{"reason":"api_key_invalid"}]}}`))
 	f.Add(uint8(WireAnthropic), 999, "retry-after: Sun, 01 Jun 2025 12:00:09 GMT", []byte(`{"error":"quota exceeded"}`))
 	f.Fuzz(func(t *testing.T, wire uint8, status int, headerBlob string, body []byte) {
-		w := WireFormat(wire % 4)
+		w := WireFormat(wire % uint8(WireGemini+1))
 		h := parseHeaderBlob(headerBlob)
 		v := Classify(w, status, h, body, testNow)
 		if again := Classify(w, status, h, body, testNow); again != v {
@@ -483,6 +520,9 @@ func FuzzClassify(f *testing.F) {
 			default:
 				t.Errorf("%v carries Until %v", v.Kind, v.Until)
 			}
+		}
+		if v.DayQuota && (w != WireGemini || v.Kind != KindRateLimited) { // R-FMT-8
+			t.Errorf("DayQuota on %v %v", w, v.Kind)
 		}
 		if !upstream.IsToken(v.Reason) {
 			t.Errorf("Reason %q is not a plain token", v.Reason)

@@ -32,7 +32,10 @@
 //   - the error-body readings are this package's own small results:
 //     ErrorBody, whose methods say whether the body reads as spent quota
 //     (Spent), its own error name (Reason), a Google retry delay
-//     (RetryDelay) or an AWS billing refusal (AWSBilling), and AWSErrorType.
+//     (RetryDelay) or an AWS billing refusal (AWSBilling), and AWSErrorType;
+//     for gemini members, Google's quota window (GoogleWindow), billing
+//     (GoogleBilling), credential refusals (GoogleKeyRefusal), statuses and
+//     ErrorInfo reasons (HasStatus, HasReason).
 //     The Verdict and its FailureKind stay in routing: they are a decision,
 //     and routing makes it from these readings.
 package upstream

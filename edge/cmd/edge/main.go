@@ -34,6 +34,7 @@ import (
 	"weir.dev/edge/internal/wire"
 	"weir.dev/edge/internal/wire/anthropic"
 	"weir.dev/edge/internal/wire/bedrock"
+	"weir.dev/edge/internal/wire/gemini"
 	"weir.dev/edge/internal/wire/openai"
 	"weir.dev/listen"
 	"weir.dev/routing"
@@ -265,7 +266,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	gw, err := gateway.New(gateway.Config{
 		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, BodyTimeout: cfg.BodyTimeout, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
 		Adapters: map[routing.WireFormat]wire.Adapter{
-			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
+			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{}, routing.WireGemini: gemini.Adapter{},
 		},
 		Signer: signer, SignErrorKind: upauth.Kind, Transport: transport, Sink: sink, Metrics: metrics, Log: log,
 		LiveEdges: liveEdges,

@@ -21,6 +21,7 @@ import (
 	"weir.dev/edge/internal/wire"
 	"weir.dev/edge/internal/wire/anthropic"
 	"weir.dev/edge/internal/wire/bedrock"
+	"weir.dev/edge/internal/wire/gemini"
 	"weir.dev/edge/internal/wire/openai"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
@@ -117,7 +118,7 @@ func benchGatewayWire(b *testing.B, fake *fakeprovider.Server, w configv1.WireFo
 	gw, err := gateway.New(gateway.Config{
 		EdgeID: "edge-bench", Registry: reg, States: routing.NewStates(),
 		Adapters: map[routing.WireFormat]wire.Adapter{
-			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
+			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{}, routing.WireGemini: gemini.Adapter{},
 		},
 		Signer: upauth.New(store, &http.Client{Transport: transport}, time.Now), SignErrorKind: upauth.Kind,
 		Transport: transport, Sink: usage.Discard{}, Metrics: gateway.NewMetrics(),

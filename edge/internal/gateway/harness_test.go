@@ -24,6 +24,7 @@ import (
 	"weir.dev/edge/internal/wire"
 	"weir.dev/edge/internal/wire/anthropic"
 	"weir.dev/edge/internal/wire/bedrock"
+	"weir.dev/edge/internal/wire/gemini"
 	"weir.dev/edge/internal/wire/openai"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
@@ -194,7 +195,7 @@ func newHarnessOpts(t *testing.T, opts harnessOpts, specs ...recordSpec) *harnes
 	transport := netguard.NewTransport(nil, nil)
 	t.Cleanup(transport.CloseIdleConnections)
 	adapters := map[routing.WireFormat]wire.Adapter{
-		routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{},
+		routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{}, routing.WireGemini: gemini.Adapter{},
 	}
 	if opts.adapters != nil {
 		opts.adapters(adapters)

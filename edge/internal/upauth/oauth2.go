@@ -3,6 +3,7 @@ package upauth
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,17 +20,31 @@ import (
 	"weir.dev/routing"
 )
 
-// tokenKey identifies a cached token. The client secret enters as a digest
-// only, so that a rotated secret gets a token of its own.
+// tokenKey identifies a cached token. The client secret (or service
+// account key) enters as a digest only, so that a rotated secret gets a
+// token of its own. OAuth2 tokens are per member (memberID);
+// service-account tokens are per key secret (keySecret), shared by the
+// members that sign with it.
 type tokenKey struct {
-	tenantID, memberID, tokenURL, clientID, scopes string
-	secret                                         [sha256.Size]byte
+	tenantID, memberID, keySecret, tokenURL, clientID, scopes string
+	secret                                                    [sha256.Size]byte
+}
+
+// tokenFetcher gets one new token; ctx carries the token client
+// (oauth2.HTTPClient), the SSRF policy and the fetch's deadline.
+// *clientcredentials.Config is one (it keeps the endpoint's auth style once
+// probed); serviceAccountFetcher is another.
+type tokenFetcher interface {
+	Token(ctx context.Context) (*oauth2.Token, error)
 }
 
 // tokenEntry is one cached token and the fetch under way for it, if any.
-// Its fields are guarded by mu; cfg is used by one fetch at a time.
+// Its fields are guarded by mu; src is used by one fetch at a time.
 type tokenEntry struct {
-	cfg *clientcredentials.Config // keeps the endpoint's auth style once probed
+	src tokenFetcher
+	// margin is how long before its expiry the token is refreshed (at most
+	// half its lifetime).
+	margin time.Duration
 
 	mu        sync.Mutex
 	token     string
@@ -77,13 +92,13 @@ func (s *Signer) signOAuth2(ctx context.Context, req *http.Request, m *routing.M
 		scopes:   strings.Join(a.Scopes, " "),
 		secret:   sha256.Sum256([]byte(clientSecret)),
 	}
-	tok, err := s.token(ctx, key, policy, tu.Host, func() *clientcredentials.Config {
-		return &clientcredentials.Config{
+	tok, err := s.token(ctx, key, policy, tu.Host, func() *tokenEntry {
+		return &tokenEntry{margin: maxRefreshMargin, src: &clientcredentials.Config{
 			ClientID:     a.ClientID,
 			ClientSecret: clientSecret,
 			TokenURL:     a.TokenURL,
 			Scopes:       append([]string(nil), a.Scopes...),
-		}
+		}}
 	})
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -96,7 +111,9 @@ func (s *Signer) signOAuth2(ctx context.Context, req *http.Request, m *routing.M
 }
 
 // Forget drops the tokens cached for member m of tenant tenantID, e.g. after
-// the upstream refused one with 401: the next Sign fetches a new one.
+// the upstream refused one with 401: the next Sign fetches a new one. For a
+// google-service-account member that is the token of its key secret, which
+// the other members signing with that key share.
 func (s *Signer) Forget(tenantID string, m *routing.Member) {
 	if m == nil {
 		return
@@ -104,7 +121,9 @@ func (s *Signer) Forget(tenantID string, m *routing.Member) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k := range s.tokens {
-		if k.tenantID == tenantID && k.memberID == m.ID {
+		mine := k.memberID != "" && k.memberID == m.ID ||
+			k.keySecret != "" && m.Auth.Kind == routing.AuthGoogleServiceAccount && k.keySecret == m.KeySecret
+		if k.tenantID == tenantID && mine {
 			delete(s.tokens, k)
 		}
 	}
@@ -115,8 +134,8 @@ func (s *Signer) Forget(tenantID string, m *routing.Member) {
 // The fetch runs detached from ctx, bounded by TokenFetchTimeout; if ctx ends
 // first, token returns ctx.Err() and the fetch goes on to fill the cache. A
 // failed refresh of a token not yet expired returns that token.
-func (s *Signer) token(ctx context.Context, key tokenKey, p netguard.Policy, host string, newCfg func() *clientcredentials.Config) (string, error) {
-	e := s.entry(key, newCfg)
+func (s *Signer) token(ctx context.Context, key tokenKey, p netguard.Policy, host string, newEntry func() *tokenEntry) (string, error) {
+	e := s.entry(key, newEntry)
 	e.mu.Lock()
 	if e.token != "" && s.clock().Before(e.refreshAt) {
 		tok := e.token
@@ -155,7 +174,7 @@ func (s *Signer) token(ctx context.Context, key tokenKey, p netguard.Policy, hos
 // entry returns the cache entry of key, creating it. Creating one first
 // drops expired idle entries once the cache has grown, so that members and
 // secrets gone from the config do not pile up.
-func (s *Signer) entry(key tokenKey, newCfg func() *clientcredentials.Config) *tokenEntry {
+func (s *Signer) entry(key tokenKey, newEntry func() *tokenEntry) *tokenEntry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.tokens[key]; ok {
@@ -172,7 +191,7 @@ func (s *Signer) entry(key tokenKey, newCfg func() *clientcredentials.Config) *t
 			}
 		}
 	}
-	e := &tokenEntry{cfg: newCfg()}
+	e := newEntry()
 	s.tokens[key] = e
 	return e
 }
@@ -186,7 +205,7 @@ func (s *Signer) fetch(e *tokenEntry, f *flight, p netguard.Policy, host string)
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.client)
 
 	start := s.clock()
-	tok, err := e.cfg.Token(ctx)
+	tok, err := e.src.Token(ctx)
 	if err != nil {
 		f.err = classifyFetch(err, host)
 	} else if v, verr := bearerValue(tok.AccessToken); verr != nil {
@@ -198,7 +217,7 @@ func (s *Signer) fetch(e *tokenEntry, f *flight, p netguard.Policy, host string)
 	e.mu.Lock()
 	if f.err == nil {
 		life := lifetime(tok)
-		margin := min(maxRefreshMargin, life/2)
+		margin := min(e.margin, life/2)
 		e.token = f.token
 		e.expiry = start.Add(life)
 		e.refreshAt = e.expiry.Add(-margin)
@@ -254,7 +273,11 @@ func classifyFetch(err error, host string) error {
 			status = re.Response.StatusCode
 		}
 		what := fmt.Sprintf("token endpoint %s answered %d", host, status)
-		if code := oauthErrorCode(re.ErrorCode); code != "" {
+		code := re.ErrorCode
+		if code == "" {
+			code = bodyErrorCode(re.Body) // x/oauth2/jwt leaves ErrorCode empty
+		}
+		if code := oauthErrorCode(code); code != "" {
 			what += " " + code
 		}
 		if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
@@ -274,6 +297,21 @@ func classifyFetch(err error, host string) error {
 		return fmt.Errorf("token endpoint %s unreachable: %v: %w", host, ue.Err, ErrKeyPassing)
 	}
 	return fmt.Errorf("token endpoint %s answered without a usable token: %w", host, ErrKeyUnavailable)
+}
+
+// bodyErrorCode is the "error" member of an RFC 6749 error body, "" when
+// the body is not one (at most 4 KiB of it is read).
+func bodyErrorCode(body []byte) string {
+	if len(body) > 4096 {
+		return ""
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	return e.Error
 }
 
 // oauthErrorCode keeps an RFC 6749 error code such as "invalid_client" and

@@ -1,11 +1,13 @@
 // Package upauth applies a pool member's auth to an upstream request: an
-// API key in a header, an AWS SigV4 signature, or an OAuth2
-// client-credentials bearer token (DESIGN.md §3: auth is separate from the
-// wire format, which has already built the request).
+// API key in a header, an AWS SigV4 signature, an OAuth2
+// client-credentials bearer token, or a bearer token got with a Google
+// service account's key (DESIGN.md §3: auth is separate from the wire
+// format, which has already built the request).
 //
 // Every secret comes from a secrets.Store and is used only for a host it is
 // bound to (R-SEC-1): the API key and the SigV4 access key for the request's
-// host, the OAuth2 client secret for the token endpoint's host. OAuth2 token
+// host, the OAuth2 client secret for the token endpoint's host, a service
+// account key for both the request's host and its token_uri's host. Token
 // endpoints are reached through the SSRF guard under the member's record
 // policy (R-SEC-2).
 //
@@ -169,6 +171,8 @@ func (s *Signer) Sign(ctx context.Context, req *http.Request, body []byte, m *ro
 		return s.signV4(ctx, req, body, m, owner)
 	case routing.AuthOAuth2:
 		return s.signOAuth2(ctx, req, m, owner, tenantID)
+	case routing.AuthGoogleServiceAccount:
+		return s.signServiceAccount(ctx, req, m, owner, tenantID)
 	}
 	return fmt.Errorf("upauth: member %s: unknown auth kind %d: %w", m.ID, m.Auth.Kind, ErrKeyUnavailable)
 }
@@ -265,8 +269,11 @@ func headerValue(m *routing.Member, what string, v []byte) (string, error) {
 // defaultKeyHeader is the API-key header of a wire format when the auth
 // names none (the compiler normally fills it in).
 func defaultKeyHeader(m *routing.Member) string {
-	if m.Record != nil && m.Record.Wire == routing.WireAnthropic {
+	switch m.Format() {
+	case routing.WireAnthropic:
 		return "x-api-key"
+	case routing.WireGemini:
+		return "x-goog-api-key"
 	}
 	return "authorization"
 }
