@@ -35,7 +35,7 @@ func noEnv(string) string { return "" }
 func TestRunRejectsBadFlags(t *testing.T) {
 	t.Parallel()
 	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"-flavor", "gemini", "-rpm", "-1", "-fault", "teapot"}, noEnv, io.Discard, &stderr)
+	code := run(context.Background(), []string{"-flavor", "palm", "-rpm", "-1", "-fault", "teapot"}, noEnv, io.Discard, &stderr)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2", code)
 	}

@@ -1,7 +1,7 @@
 // Package fakeprovider is a fake LLM provider that speaks the wire formats of
-// OpenAI, Azure OpenAI, Anthropic Messages and Anthropic models on Amazon
-// Bedrock closely enough that the official SDKs and Weir's adapters work
-// against it.
+// OpenAI, Azure OpenAI, Anthropic Messages, Anthropic models on Amazon
+// Bedrock, the Gemini API and Gemini on Vertex AI closely enough that the
+// official SDKs and Weir's adapters work against it.
 //
 // A Server answers with generated text, reports usage, enforces token-bucket
 // rate limits with the providers' real rate-limit headers, and plays scripted
@@ -18,11 +18,16 @@
 //	Anthropic  POST /v1/messages (GET /v1/models answers in Anthropic's shape when
 //	           the request carries anthropic-version)
 //	Bedrock    POST /model/{modelId}/invoke, /model/{modelId}/invoke-with-response-stream
+//	Gemini     POST /v1beta/models/{model}:{generateContent,streamGenerateContent,batchEmbedContents}
+//	           (also under /v1/models/)
+//	Vertex     POST /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:{same methods}
+//	           POST /token (OAuth2 JWT-bearer grant issuing Vertex access tokens)
 //
 // Every answer carries the flavor's rate-limit headers for each limited
 // dimension (OpenAI and Azure: x-ratelimit-*; Anthropic:
-// anthropic-ratelimit-*). Bedrock, like the real service, sends none, and its
-// throttling names no time to wait unless a scripted fault does.
+// anthropic-ratelimit-*). Bedrock, Gemini and Vertex, like the real
+// services, send none; Bedrock's throttling names no time to wait unless a
+// scripted fault does, and Google's 429s name it in the body (RetryInfo).
 //
 // A request is handled in this order: route (unknown paths 404), body read
 // (too large 413), method (405), the next scripted fault, credentials,
@@ -53,18 +58,24 @@ const (
 	FlavorAzure     Flavor = "azure"
 	FlavorAnthropic Flavor = "anthropic"
 	FlavorBedrock   Flavor = "bedrock"
+	// FlavorGemini is the Gemini API (generativelanguage.googleapis.com),
+	// authenticated by an API key.
+	FlavorGemini Flavor = "gemini"
+	// FlavorVertex is Gemini on Vertex AI, authenticated by OAuth2 access
+	// tokens the server's own token endpoint issues to its service account.
+	FlavorVertex Flavor = "vertex"
 )
 
 // ParseFlavor returns the Flavor named by s ("openai", "azure", "anthropic",
-// "bedrock" or "all"; "" is all).
+// "bedrock", "gemini", "vertex" or "all"; "" is all).
 func ParseFlavor(s string) (Flavor, error) {
 	switch f := Flavor(strings.ToLower(strings.TrimSpace(s))); f {
 	case "", FlavorAll:
 		return FlavorAll, nil
-	case FlavorOpenAI, FlavorAzure, FlavorAnthropic, FlavorBedrock:
+	case FlavorOpenAI, FlavorAzure, FlavorAnthropic, FlavorBedrock, FlavorGemini, FlavorVertex:
 		return f, nil
 	}
-	return "", fmt.Errorf("fakeprovider: unknown flavor %q (want openai, azure, anthropic, bedrock or all)", s)
+	return "", fmt.Errorf("fakeprovider: unknown flavor %q (want openai, azure, anthropic, bedrock, gemini, vertex or all)", s)
 }
 
 // Defaults used when the matching Options field is zero.
@@ -109,9 +120,16 @@ type Options struct {
 	// Models are listed by GET /v1/models.
 	Models []string
 
-	// APIKey, when set, is the only key accepted (Bearer, api-key or
-	// x-api-key); otherwise any non-empty key is.
+	// APIKey, when set, is the only key accepted (Bearer, api-key,
+	// x-api-key, x-goog-api-key or Gemini's ?key=); otherwise any non-empty
+	// key is.
 	APIKey string
+	// GCPProject is the project of the Vertex service account
+	// (DefaultGCPProject when empty).
+	GCPProject string
+	// TokenLifetime is how long the Vertex access tokens the server issues
+	// stay valid (DefaultTokenLifetime when zero).
+	TokenLifetime time.Duration
 	// AWSSecretAccessKey, when set, makes Bedrock requests carry a valid
 	// SigV4 signature made with it; otherwise any AWS4-HMAC-SHA256 or
 	// Bearer Authorization header is accepted.
@@ -134,6 +152,7 @@ type settings struct {
 	tokens                     int
 	cachedTokens, cacheCreated int
 	apiKey, awsSecret          string
+	tokenLifetime              time.Duration
 }
 
 // Server is a fake provider. It is an http.Handler; Start serves it on a
@@ -166,6 +185,8 @@ type Server struct {
 	serveErr chan error
 	done     chan struct{}
 	ids      atomic.Uint64
+
+	gcp gcpAuth
 }
 
 // New returns a Server configured by opts. It does not listen; use Start or
@@ -182,14 +203,19 @@ func New(opts Options) *Server {
 		words:        splitWords(answerText),
 		done:         make(chan struct{}),
 		set: settings{
-			latency:      opts.Latency,
-			tokenDelay:   opts.TokenDelay,
-			tokens:       opts.Tokens,
-			cachedTokens: opts.CachedTokens,
-			cacheCreated: opts.CacheCreationTokens,
-			apiKey:       opts.APIKey,
-			awsSecret:    opts.AWSSecretAccessKey,
+			latency:       opts.Latency,
+			tokenDelay:    opts.TokenDelay,
+			tokens:        opts.Tokens,
+			cachedTokens:  opts.CachedTokens,
+			cacheCreated:  opts.CacheCreationTokens,
+			apiKey:        opts.APIKey,
+			awsSecret:     opts.AWSSecretAccessKey,
+			tokenLifetime: opts.TokenLifetime,
 		},
+	}
+	s.gcp.project = opts.GCPProject
+	if s.gcp.project == "" {
+		s.gcp.project = DefaultGCPProject
 	}
 	if s.flavor == "" {
 		s.flavor = FlavorAll
@@ -359,7 +385,7 @@ type Request struct {
 	// Flavor is the wire format the path belongs to ("" for unknown paths).
 	Flavor Flavor
 	// Model is the model the answer names: the body's model, the Azure
-	// deployment or the Bedrock model ID.
+	// deployment, the Bedrock model ID or the Gemini model of the path.
 	Model string
 	// Time is when the request arrived, by the server's clock.
 	Time time.Time

@@ -101,6 +101,12 @@ func (c *call) badRequest(field, problem string) {
 		} else {
 			msg = field + ": " + problem
 		}
+	case FlavorGemini, FlavorVertex:
+		if field == "" {
+			msg = "Invalid JSON payload received. " + problem
+		} else {
+			msg = "Invalid value at '" + field + "': " + problem
+		}
 	case FlavorBedrock:
 		if field == "" {
 			msg = "Malformed input request: " + problem + ", please reformat your input and try again."
