@@ -109,9 +109,9 @@ func (s *Server) routePath(r *http.Request) route {
 		return rt
 	case len(seg) == 3 && (seg[0] == "v1beta" || seg[0] == "v1") && seg[1] == "models":
 		return googleRoute(FlavorGemini, seg[2])
-	case len(seg) == 8 && (seg[0] == "v1" || seg[0] == "v1beta1") && seg[1] == "projects" && seg[3] == "locations" &&
-		seg[5] == "publishers" && seg[6] == "google" && seg[7] != "":
-		return googleRoute(FlavorVertex, seg[7])
+	case len(seg) == 9 && (seg[0] == "v1" || seg[0] == "v1beta1") && seg[1] == "projects" && seg[3] == "locations" &&
+		seg[5] == "publishers" && seg[6] == "google" && seg[7] == "models":
+		return googleRoute(FlavorVertex, seg[8])
 	case path == "token":
 		return route{flavor: FlavorVertex, op: opToken, method: http.MethodPost}
 	case len(seg) > 0 && (seg[0] == "v1beta" || seg[0] == "v1beta1" || seg[0] == "v1" && len(seg) > 1 && seg[1] == "projects"):
