@@ -147,6 +147,9 @@ type call struct {
 	events   int
 	// headerSent is set once the status line is written.
 	headerSent bool
+	// reply, when set, are the tokens of the answer instead of the
+	// generated text (the answer to tool results).
+	reply []string
 }
 
 // serve answers the call once its body is read.

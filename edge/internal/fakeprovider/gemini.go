@@ -262,11 +262,10 @@ func newGeminiUsage(u usage, output int) geminiUsage {
 	}
 }
 
-// geminiReply is what the model says: a function call or text.
+// geminiReply is what the model says: a function call, or text (c.word)
+// when call is nil.
 type geminiReply struct {
 	call *geminiFunctionCall
-	// words are the text tokens when call is nil.
-	words []string
 }
 
 // generate answers generateContent and streamGenerateContent: a function
@@ -318,11 +317,7 @@ func (c *call) generate() {
 	reply := geminiReply{}
 	switch fr := lastFunctionResponse(contents); {
 	case fr != "":
-		reply.words = splitWords(fr)
-		u.output, truncated = len(reply.words), false
-		if maxTokens != nil && *maxTokens < u.output {
-			reply.words, u.output, truncated = reply.words[:*maxTokens], *maxTokens, true
-		}
+		truncated = c.useReply(fr, &u, maxTokens)
 	default:
 		if d, ok := chooseFunctionCall(decls, mode, allowed, lastUserText(contents)); ok {
 			reply.call = &geminiFunctionCall{Name: d.Name, Args: placeholderArgs(d)}
@@ -349,28 +344,12 @@ func (c *call) generate() {
 	}
 	part := geminiPart{FunctionCall: reply.call}
 	if reply.call == nil {
-		t := c.replyText(reply, u.output)
+		t := c.text(u.output)
 		part = geminiPart{Text: &t}
 	}
 	resp.Candidates = []geminiCandidate{{Content: geminiContent{Role: "model", Parts: []geminiPart{part}}, FinishReason: finish}}
 	resp.UsageMetadata = newGeminiUsage(u, u.output)
 	c.writeJSON(http.StatusOK, resp)
-}
-
-// replyText returns the first n tokens of the reply's text.
-func (c *call) replyText(reply geminiReply, n int) string {
-	if reply.words == nil {
-		return c.text(n)
-	}
-	return strings.Join(reply.words[:min(n, len(reply.words))], "")
-}
-
-// token returns output token i of the reply.
-func (c *call) replyToken(reply geminiReply, i int) string {
-	if reply.words == nil {
-		return tokenText(c.s.words, i)
-	}
-	return reply.words[i]
 }
 
 // geminiStream sends a Gemini answer as a stream: one chunk per output
@@ -428,7 +407,7 @@ func (c *call) geminiStream(resp geminiResponse, reply geminiReply, u usage, fin
 			if !c.sleep(c.set.tokenDelay) {
 				return
 			}
-			t := c.replyToken(reply, i)
+			t := c.word(i)
 			f := ""
 			if i == u.output-1 {
 				f = finish
@@ -515,28 +494,13 @@ const maxResultEcho = 200
 // function results ("" when the last turn returns none): it names each
 // function and repeats its result, cut to maxResultEcho bytes.
 func lastFunctionResponse(contents []geminiContent) string {
-	last := contents[len(contents)-1]
-	var b strings.Builder
-	for _, p := range last.Parts {
-		fr := p.FunctionResponse
-		if fr == nil {
-			continue
+	var results []toolResult
+	for _, p := range contents[len(contents)-1].Parts {
+		if fr := p.FunctionResponse; fr != nil {
+			results = append(results, toolResult{fr.Name, compactJSON(fr.Response)})
 		}
-		var compact bytes.Buffer
-		if json.Compact(&compact, fr.Response) != nil {
-			compact.Reset()
-			compact.WriteString("{}")
-		}
-		result := compact.String()
-		if len(result) > maxResultEcho {
-			result = result[:maxResultEcho] + "…"
-		}
-		if b.Len() > 0 {
-			b.WriteString(" ")
-		}
-		fmt.Fprintf(&b, "The function %s returned %s.", fr.Name, result)
 	}
-	return b.String()
+	return resultText(results)
 }
 
 // placeholderArgs builds the arguments of a call to d: each required

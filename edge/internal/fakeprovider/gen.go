@@ -59,7 +59,7 @@ func (c *call) plan(maxTokens *int) (u usage, truncated bool) {
 func (c *call) text(n int) string {
 	var b strings.Builder
 	for i := range n {
-		b.WriteString(tokenText(c.s.words, i))
+		b.WriteString(c.word(i))
 	}
 	return b.String()
 }
