@@ -32,6 +32,20 @@
 // A request is handled in this order: route (unknown paths 404), body read
 // (too large 413), method (405), the next scripted fault, credentials,
 // body validation (400), token buckets (429), then latency and the answer.
+// Google's flavors answer in Google's error shape (an "error" object with
+// code, message, status and details): an unknown path or method is 404
+// NOT_FOUND and a body too large 400 INVALID_ARGUMENT, as Google answers.
+//
+// Vertex calls carry "Authorization: Bearer" access tokens that only the
+// server's own token endpoint issues: ServiceAccountKey gives the JSON key
+// of the service account whose signed JWTs POST /token exchanges for
+// tokens (the OAuth2 JWT-bearer grant, RFC 7523); scripted faults and the
+// buckets never touch /token. TokenRequests, ExpireTokens and
+// SetTokenLifetime script the token side.
+//
+// Tools behave alike in every flavor (see tools.go): a forced call, or a
+// last user text naming a declared tool, is answered with one call of it;
+// a last turn of tool results is answered with text repeating them.
 package fakeprovider
 
 import (
@@ -105,11 +119,12 @@ type Options struct {
 	TokenDelay time.Duration
 	// Tokens is the number of output tokens of each answer (DefaultTokens
 	// when zero). A smaller max_tokens in the request caps it, and the answer
-	// then says so (finish_reason "length", stop_reason "max_tokens").
+	// then says so (finish_reason "length", stop_reason "max_tokens",
+	// finishReason "MAX_TOKENS").
 	Tokens int
 	// CachedTokens is the part of each prompt reported as read from the
-	// prompt cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens),
-	// at most the prompt's estimated size.
+	// prompt cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens,
+	// Gemini cachedContentTokenCount), at most the prompt's estimated size.
 	CachedTokens int
 	// CacheCreationTokens is the part of each prompt reported as written to
 	// the cache (Anthropic cache_creation_input_tokens).

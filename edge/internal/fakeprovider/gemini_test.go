@@ -413,3 +413,19 @@ func TestGeminiFlavorRestriction(t *testing.T) {
 		t.Errorf("token endpoint on a gemini server: %d", resp.StatusCode)
 	}
 }
+
+func TestParseDailyQuotaFault(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFault("quota-day")
+	if err != nil || f.Kind != FaultDailyQuota || f.String() != "quota-day" || f.Kind.String() != "daily-quota" {
+		t.Errorf("ParseFault(quota-day) = %v, %v", f, err)
+	}
+	if _, err := ParseFault("quota-day:1s"); err == nil {
+		t.Error("quota-day takes no argument")
+	}
+	for _, name := range []string{"gemini", "vertex", "GEMINI"} {
+		if _, err := ParseFlavor(name); err != nil {
+			t.Errorf("ParseFlavor(%q): %v", name, err)
+		}
+	}
+}
