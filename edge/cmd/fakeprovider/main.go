@@ -7,7 +7,7 @@
 //
 //	fakeprovider [-addr 127.0.0.1:9090] [-flavor all] [-rpm N] [-itpm N] [-otpm N]
 //	             [-latency D] [-token-delay D] [-tokens N] [-cached N] [-fault F]
-//	             [-gcp-key-file PATH]
+//	             [-gcp-key-file PATH] [-gcp-token-lifetime D]
 //
 // With -gcp-key-file it writes, once listening, the JSON key of the Vertex
 // service account (mode 0600) whose token_uri is its own /token URL, so
@@ -65,6 +65,7 @@ type config struct {
 	APIKey     string
 	AWSSecret  string
 	GCPKeyFile string
+	TokenLife  time.Duration
 }
 
 // Validate reports every problem of c.
@@ -87,6 +88,9 @@ func (c config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", n.name, n.v))
 		}
 	}
+	if c.TokenLife < 0 {
+		errs = append(errs, errors.New("-gcp-token-lifetime must not be negative"))
+	}
 	if c.Latency < 0 || c.TokenDelay < 0 {
 		errs = append(errs, errors.New("-latency and -token-delay must not be negative"))
 	}
@@ -104,6 +108,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9090", "address to listen on (port 0 picks a free one)")
 	fs.StringVar(&cfg.Flavor, "flavor", "all", "wire format served: openai, azure, anthropic, bedrock, gemini, vertex or all")
 	fs.StringVar(&cfg.GCPKeyFile, "gcp-key-file", "", "write the Vertex service account's JSON key (token_uri: this server's /token) to this file at startup")
+	fs.DurationVar(&cfg.TokenLife, "gcp-token-lifetime", fakeprovider.DefaultTokenLifetime, "lifetime of the Vertex access tokens the fake issues")
 	fs.IntVar(&cfg.RPM, "rpm", 0, "requests per minute (0: unlimited)")
 	fs.IntVar(&cfg.InputTPM, "itpm", 0, "input tokens per minute (0: unlimited)")
 	fs.IntVar(&cfg.OutputTPM, "otpm", 0, "output tokens per minute (0: unlimited)")
@@ -139,6 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		CachedTokens:       cfg.Cached,
 		APIKey:             cfg.APIKey,
 		AWSSecretAccessKey: cfg.AWSSecret,
+		TokenLifetime:      cfg.TokenLife,
 	})
 	srv.SetSticky(fault)
 	url, err := srv.Listen(cfg.Addr)

@@ -40,7 +40,7 @@ func noEnv(string) string { return "" }
 func TestRunRejectsBadFlags(t *testing.T) {
 	t.Parallel()
 	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"-flavor", "palm", "-rpm", "-1", "-fault", "teapot"}, noEnv, io.Discard, &stderr)
+	code := run(context.Background(), []string{"-flavor", "palm", "-rpm", "-1", "-fault", "teapot", "-gcp-token-lifetime", "-1s"}, noEnv, io.Discard, &stderr)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2", code)
 	}
@@ -48,7 +48,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("-gcp-key-file with -flavor gemini: exit %d, want 2", code)
 	}
-	for _, want := range []string{"unknown flavor", "-rpm must not be negative", "unknown fault", "-gcp-key-file needs -flavor vertex or all"} {
+	for _, want := range []string{"unknown flavor", "-rpm must not be negative", "unknown fault", "-gcp-key-file needs -flavor vertex or all", "-gcp-token-lifetime must not be negative"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
@@ -143,7 +143,7 @@ func startRun(t *testing.T, args []string, getenv func(string) string) (string, 
 func TestRunWritesGCPKeyFile(t *testing.T) {
 	t.Parallel()
 	keyFile := filepath.Join(t.TempDir(), "vertex.json")
-	base, stdout := startRun(t, []string{"-addr", "127.0.0.1:0", "-flavor", "vertex", "-gcp-key-file", keyFile, "-tokens", "3"}, noEnv)
+	base, stdout := startRun(t, []string{"-addr", "127.0.0.1:0", "-flavor", "vertex", "-gcp-key-file", keyFile, "-tokens", "3", "-gcp-token-lifetime", "2m"}, noEnv)
 	key, err := os.ReadFile(keyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +161,13 @@ func TestRunWritesGCPKeyFile(t *testing.T) {
 	conf, err := google.JWTConfigFromJSON(key, "https://www.googleapis.com/auth/cloud-platform")
 	if err != nil {
 		t.Fatal(err)
+	}
+	tok, err := conf.TokenSource(context.Background()).Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(tok.Expiry); left < time.Minute || left > 3*time.Minute {
+		t.Errorf("token expires in %v, want about 2m (-gcp-token-lifetime)", left)
 	}
 	client := conf.Client(context.Background())
 	resp, err := client.Post(base+"/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent",
