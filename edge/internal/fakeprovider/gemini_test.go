@@ -287,6 +287,7 @@ type googleErr struct {
 		Status  string `json:"status"`
 		Details []struct {
 			Type       string `json:"@type"`
+			Reason     string `json:"reason"`
 			RetryDelay string `json:"retryDelay"`
 			Violations []struct {
 				QuotaID    string `json:"quotaId"`

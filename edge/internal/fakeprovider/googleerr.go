@@ -167,8 +167,12 @@ func (c *call) googleError(e apiErr) (int, []byte) {
 	case eUnauthorized:
 		switch {
 		case c.route.flavor == FlavorVertex || e.status == http.StatusUnauthorized:
+			reason := "ACCESS_TOKEN_TYPE_UNSUPPORTED"
+			if e.code != "" {
+				reason = e.code
+			}
 			status, msg = http.StatusUnauthorized, googleUnauthMsg
-			details = []any{errorInfo("ACCESS_TOKEN_TYPE_UNSUPPORTED", "googleapis.com", nil)}
+			details = []any{errorInfo(reason, "googleapis.com", nil)}
 		default:
 			status, msg = http.StatusBadRequest, googleKeyInvalidMsg
 			details = []any{errorInfo("API_KEY_INVALID", "googleapis.com", map[string]string{"service": "generativelanguage.googleapis.com"})}

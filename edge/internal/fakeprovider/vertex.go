@@ -116,12 +116,14 @@ func (s *Server) TokenRequests() int {
 }
 
 // ExpireTokens invalidates every access token issued so far: the next
-// Vertex call carrying one gets 401 UNAUTHENTICATED, and the client must
-// fetch a new token.
+// Vertex call carrying one gets 401 UNAUTHENTICATED (reason
+// ACCESS_TOKEN_EXPIRED), and the client must fetch a new token.
 func (s *Server) ExpireTokens() {
 	s.gcp.mu.Lock()
 	defer s.gcp.mu.Unlock()
-	s.gcp.tokens = nil
+	for t := range s.gcp.tokens {
+		s.gcp.tokens[t] = time.Time{}
+	}
 }
 
 // SetTokenLifetime sets how long access tokens issued from now on stay
@@ -276,19 +278,25 @@ func (c *call) knownTokenURI(aud string) bool {
 
 // authorizeVertexToken checks the bearer access token of a Vertex call:
 // it must have been issued by the token endpoint, not expired and not
-// revoked by ExpireTokens. Anything else is 401 UNAUTHENTICATED.
+// revoked by ExpireTokens. Anything else is 401 UNAUTHENTICATED whose
+// ErrorInfo reason says why: CREDENTIALS_MISSING, ACCESS_TOKEN_EXPIRED
+// (expired or revoked) or ACCESS_TOKEN_TYPE_UNSUPPORTED (unknown).
 func (c *call) authorizeVertexToken() bool {
 	tok, ok := bearer(c.r)
 	if !ok {
-		c.fail(apiErr{kind: eUnauthorized, status: http.StatusUnauthorized})
+		c.fail(apiErr{kind: eUnauthorized, status: http.StatusUnauthorized, code: "CREDENTIALS_MISSING"})
 		return false
 	}
 	g := &c.s.gcp
 	g.mu.Lock()
 	exp, known := g.tokens[tok]
 	g.mu.Unlock()
-	if !known || !c.s.now().Before(exp) {
-		c.fail(apiErr{kind: eUnauthorized, status: http.StatusUnauthorized})
+	switch {
+	case !known:
+		c.fail(apiErr{kind: eUnauthorized, status: http.StatusUnauthorized, code: "ACCESS_TOKEN_TYPE_UNSUPPORTED"})
+		return false
+	case !c.s.now().Before(exp):
+		c.fail(apiErr{kind: eUnauthorized, status: http.StatusUnauthorized, code: "ACCESS_TOKEN_EXPIRED"})
 		return false
 	}
 	return true

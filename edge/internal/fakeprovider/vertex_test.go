@@ -118,7 +118,8 @@ func TestVertexTokenFlow(t *testing.T) {
 	var g googleErr
 	_ = json.NewDecoder(resp.Body).Decode(&g)
 	resp.Body.Close()
-	if resp.StatusCode != 401 || g.Error.Code != 401 || g.Error.Status != "UNAUTHENTICATED" || !strings.HasPrefix(g.Error.Message, "Request had invalid authentication credentials") {
+	if resp.StatusCode != 401 || g.Error.Code != 401 || g.Error.Status != "UNAUTHENTICATED" || !strings.HasPrefix(g.Error.Message, "Request had invalid authentication credentials") ||
+		len(g.Error.Details) != 1 || g.Error.Details[0].Reason != "ACCESS_TOKEN_EXPIRED" {
 		t.Errorf("expired token: %d %+v", resp.StatusCode, g)
 	}
 	// A new client gets a new token and is served again.
@@ -273,9 +274,11 @@ func TestVertexTokenEndpointRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var g googleErr
+	_ = json.NewDecoder(resp.Body).Decode(&g)
 	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Errorf("made-up token: %d", resp.StatusCode)
+	if resp.StatusCode != 401 || g.Error.Status != "UNAUTHENTICATED" || len(g.Error.Details) != 1 || g.Error.Details[0].Reason != "ACCESS_TOKEN_TYPE_UNSUPPORTED" {
+		t.Errorf("made-up token: %d %+v", resp.StatusCode, g)
 	}
 }
 
