@@ -430,3 +430,27 @@ func TestParseDailyQuotaFault(t *testing.T) {
 		}
 	}
 }
+
+// Hostile Gemini bodies are refused with 400, never a panic or a hang.
+func TestGeminiHostileInput(t *testing.T) {
+	t.Parallel()
+	_, base := start(t, Options{})
+	deep := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
+	many := `{"requests":[` + strings.TrimSuffix(strings.Repeat(`{"model":"models/e","content":{"parts":[{"text":"a"}]}},`, maxEmbedBatch+1), ",") + `]}`
+	for name, r := range map[string]reqSpec{
+		"array body":      {path: geminiPath + "generateContent", body: `[]`},
+		"deep nesting":    {path: geminiPath + "generateContent", body: deep},
+		"contents object": {path: geminiPath + "generateContent", body: `{"contents":{"role":"user"}}`},
+		"parts string":    {path: geminiPath + "generateContent", body: `{"contents":[{"role":"user","parts":"hi"}]}`},
+		"tools garbage":   {path: geminiPath + "generateContent", body: geminiBody(`"tools":[{"functionDeclarations":"x"}]`)},
+		"too many embeds": {path: "/v1beta/models/e:batchEmbedContents", body: many},
+		"no embed text":   {path: "/v1beta/models/e:batchEmbedContents", body: `{"requests":[{"model":"models/e","content":{"parts":[{"inlineData":{}}]}}]}`},
+		"huge dims":       {path: "/v1beta/models/e:batchEmbedContents", body: `{"requests":[{"model":"models/e","content":{"parts":[{"text":"a"}]},"outputDimensionality":100000000}]}`},
+	} {
+		r.header = geminiHeaders()
+		resp, b := do(t, base, r)
+		if resp.StatusCode != 400 || path(decode(t, b), "error.status") != "INVALID_ARGUMENT" {
+			t.Errorf("%s: %d %.300s", name, resp.StatusCode, b)
+		}
+	}
+}
