@@ -14,17 +14,27 @@ type messagesRequest struct {
 	Messages         json.RawMessage `json:"messages"`
 	Stream           *bool           `json:"stream"`
 	AnthropicVersion *string         `json:"anthropic_version"`
+	Tools            json.RawMessage `json:"tools"`
+	ToolChoice       json.RawMessage `json:"tool_choice"`
+}
+
+// anthropicToolUse is an assistant's tool_use block.
+type anthropicToolUse struct {
+	Type  string         `json:"type"`
+	ID    string         `json:"id"`
+	Name  string         `json:"name"`
+	Input map[string]any `json:"input"`
 }
 
 type anthropicMessage struct {
-	ID           string           `json:"id"`
-	Type         string           `json:"type"`
-	Role         string           `json:"role"`
-	Model        string           `json:"model"`
-	Content      []anthropicBlock `json:"content"`
-	StopReason   *string          `json:"stop_reason"`
-	StopSequence *string          `json:"stop_sequence"`
-	Usage        anthropicUsage   `json:"usage"`
+	ID           string         `json:"id"`
+	Type         string         `json:"type"`
+	Role         string         `json:"role"`
+	Model        string         `json:"model"`
+	Content      []any          `json:"content"`
+	StopReason   *string        `json:"stop_reason"`
+	StopSequence *string        `json:"stop_sequence"`
+	Usage        anthropicUsage `json:"usage"`
 }
 
 type anthropicBlock struct {
@@ -92,19 +102,31 @@ func (c *call) messages() {
 	if !c.checkMessages(&req) {
 		return
 	}
-	c.answerMessages(req.MaxTokens, req.Stream != nil && *req.Stream, nil)
+	c.answerMessages(&req, req.Stream != nil && *req.Stream, nil)
 }
 
-// answerMessages admits the call and answers with an Anthropic message, or
-// with its event sequence through em when stream is set (SSE when em is
-// nil).
-func (c *call) answerMessages(maxTokens *int, stream bool, em emitter) {
-	u, truncated := c.plan(maxTokens)
+// answerMessages admits the call and answers req with an Anthropic message,
+// or with its event sequence through em when stream is set (SSE when em is
+// nil): a tool_use block when the request asks for a call (see tools.go),
+// text otherwise.
+func (c *call) answerMessages(req *messagesRequest, stream bool, em emitter) {
+	u, truncated := c.plan(req.MaxTokens)
+	var toolUse *anthropicToolUse
+	decls, choice, userText, results := anthropicTools(req.Messages, req.Tools, req.ToolChoice)
+	if len(results) > 0 {
+		truncated = c.useReply(resultText(results), &u, req.MaxTokens)
+	} else if d, ok := choice.choose(decls, userText); ok {
+		toolUse = &anthropicToolUse{Type: "tool_use", ID: newID("toolu_")[:30], Name: d.Name, Input: placeholderArgs(d)}
+		truncated = false
+	}
 	if !c.admit(u.prompt-u.cached, u.output) {
 		return
 	}
 	stop := "end_turn"
-	if truncated {
+	switch {
+	case toolUse != nil:
+		stop = "tool_use"
+	case truncated:
 		stop = "max_tokens"
 	}
 	msg := anthropicMessage{
@@ -112,14 +134,14 @@ func (c *call) answerMessages(maxTokens *int, stream bool, em emitter) {
 		Type:         "message",
 		Role:         "assistant",
 		Model:        c.model,
-		Content:      []anthropicBlock{},
+		Content:      []any{},
 		StopSequence: nil,
 	}
 	if !stream {
-		c.answerWholeMessage(msg, u, stop)
+		c.answerWholeMessage(msg, u, stop, toolUse)
 		return
 	}
-	c.streamMessage(msg, u, stop, em)
+	c.streamMessage(msg, u, stop, em, toolUse)
 }
 
 // invocationLatencyMs is the latency, in milliseconds, Bedrock reports for
@@ -131,14 +153,18 @@ func (c *call) invocationLatencyMs(output int) int {
 
 // answerWholeMessage waits as long as the answer of u.output tokens takes,
 // then answers 200 with msg (the message without content, stop reason and
-// usage) completed: one text block of u.output tokens, stop as stop reason,
+// usage) completed: toolUse when set, else one text block of u.output tokens, stop as stop reason,
 // u as usage, and for Bedrock the token counts and latency headers. It
 // answers nothing when the wait is cut short.
-func (c *call) answerWholeMessage(msg anthropicMessage, u usage, stop string) {
+func (c *call) answerWholeMessage(msg anthropicMessage, u usage, stop string, toolUse *anthropicToolUse) {
 	if !c.waitWhole(u.output) {
 		return
 	}
-	msg.Content = append(msg.Content, anthropicBlock{Type: "text", Text: c.text(u.output)})
+	if toolUse != nil {
+		msg.Content = append(msg.Content, *toolUse)
+	} else {
+		msg.Content = append(msg.Content, anthropicBlock{Type: "text", Text: c.text(u.output)})
+	}
 	msg.StopReason = &stop
 	msg.Usage = newAnthropicUsage(u, u.output)
 	if c.route.flavor == FlavorBedrock {
@@ -157,7 +183,7 @@ func (c *call) answerWholeMessage(msg anthropicMessage, u usage, stop string) {
 // content_block_delta per output token a token delay apart, then the end
 // of the sequence (see endMessageStream). It stops at the first wait cut
 // short or event that cannot be sent.
-func (c *call) streamMessage(msg anthropicMessage, u usage, stop string, em emitter) {
+func (c *call) streamMessage(msg anthropicMessage, u usage, stop string, em emitter, toolUse *anthropicToolUse) {
 	if !c.sleep(c.set.latency) {
 		return
 	}
@@ -172,6 +198,19 @@ func (c *call) streamMessage(msg anthropicMessage, u usage, stop string, em emit
 		Type    string           `json:"type"`
 		Message anthropicMessage `json:"message"`
 	}{"message_start", msg})) {
+		return
+	}
+	if toolUse != nil {
+		// A tool call: the block with empty input, then the input as one
+		// input_json_delta.
+		head := *toolUse
+		head.Input = map[string]any{}
+		if !em.emit("content_block_start", mustJSON(map[string]any{"type": "content_block_start", "index": 0, "content_block": head})) ||
+			!em.emit("content_block_delta", mustJSON(map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]string{"type": "input_json_delta", "partial_json": string(mustJSON(toolUse.Input))}})) {
+			return
+		}
+		c.endMessageStream(u, stop, em)
 		return
 	}
 	if !em.emit("content_block_start", []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)) {
@@ -193,7 +232,7 @@ func (c *call) streamMessage(msg anthropicMessage, u usage, stop string, em emit
 		if !c.sleep(c.set.tokenDelay) {
 			return
 		}
-		if !em.emit("content_block_delta", mustJSON(blockDelta{"content_block_delta", 0, textDelta{"text_delta", tokenText(c.s.words, i)}})) {
+		if !em.emit("content_block_delta", mustJSON(blockDelta{"content_block_delta", 0, textDelta{"text_delta", c.word(i)}})) {
 			return
 		}
 	}

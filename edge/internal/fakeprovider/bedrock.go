@@ -50,7 +50,7 @@ func (c *call) invoke() {
 	case !bytes.HasPrefix(bytes.TrimSpace(req.Messages), []byte("[")):
 		c.badRequest("", "#/messages: expected type: JSONArray, found: JSONObject")
 	default:
-		c.answerMessages(req.MaxTokens, c.route.op == opInvokeStream, &frameEmitter{c: c, enc: eventstream.NewEncoder()})
+		c.answerMessages(&req, c.route.op == opInvokeStream, &frameEmitter{c: c, enc: eventstream.NewEncoder()})
 	}
 }
 

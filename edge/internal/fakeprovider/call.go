@@ -24,6 +24,10 @@ const (
 	opMessages
 	opInvoke
 	opInvokeStream
+	opGenerate
+	opStreamGenerate
+	opBatchEmbed
+	opToken
 )
 
 // route is what the path says about a request.
@@ -103,6 +107,19 @@ func (s *Server) routePath(r *http.Request) route {
 			rt.op = opInvokeStream
 		}
 		return rt
+	case len(seg) == 3 && (seg[0] == "v1beta" || seg[0] == "v1") && seg[1] == "models":
+		return googleRoute(FlavorGemini, seg[2])
+	case len(seg) == 9 && (seg[0] == "v1" || seg[0] == "v1beta1") && seg[1] == "projects" && seg[3] == "locations" &&
+		seg[5] == "publishers" && seg[6] == "google" && seg[7] == "models":
+		return googleRoute(FlavorVertex, seg[8])
+	case path == "token":
+		return route{flavor: FlavorVertex, op: opToken, method: http.MethodPost}
+	case len(seg) > 0 && (seg[0] == "v1beta" || seg[0] == "v1beta1" || seg[0] == "v1" && len(seg) > 1 && seg[1] == "projects"):
+		flavor := FlavorGemini
+		if seg[0] != "v1beta" {
+			flavor = FlavorVertex
+		}
+		return route{flavor: flavor}
 	case len(seg) > 0 && seg[0] == "openai":
 		return route{flavor: FlavorAzure}
 	case len(seg) > 0 && seg[0] == "model":
@@ -130,6 +147,9 @@ type call struct {
 	events   int
 	// headerSent is set once the status line is written.
 	headerSent bool
+	// reply, when set, are the tokens of the answer instead of the
+	// generated text (the answer to tool results).
+	reply []string
 }
 
 // serve answers the call once its body is read.
@@ -157,6 +177,12 @@ func (c *call) serve(readErr error) {
 		c.fail(apiErr{kind: eNoRoute})
 		return
 	}
+	if c.route.op == opToken {
+		// The token endpoint is the fake's identity service, not the
+		// model: scripted faults and the buckets leave it alone.
+		c.token()
+		return
+	}
 	if f := c.s.nextFault(); f.Kind != FaultNone {
 		if c.route.model == "" {
 			c.model = peekModel(c.body)
@@ -182,6 +208,10 @@ func (c *call) serve(readErr error) {
 		c.messages()
 	case opInvoke, opInvokeStream:
 		c.invoke()
+	case opGenerate, opStreamGenerate:
+		c.generate()
+	case opBatchEmbed:
+		c.batchEmbed()
 	}
 }
 
@@ -214,7 +244,7 @@ func (c *call) admit(in, out int) bool {
 		return true
 	}
 	h := c.w.Header()
-	if c.route.flavor != FlavorBedrock {
+	if c.route.flavor.sendsRetryAfter() {
 		h.Set("retry-after", retryAfterSeconds(wait))
 	}
 	if c.route.flavor == FlavorOpenAI || c.route.flavor == FlavorAzure {
@@ -380,6 +410,23 @@ func (c *call) authorize() bool {
 		}
 	case FlavorBedrock:
 		return c.authorizeAWS()
+	case FlavorGemini:
+		return c.authorizeGeminiKey()
+	case FlavorVertex:
+		return c.authorizeVertexToken()
+	}
+	return true
+}
+
+// google reports whether f is one of Google's formats.
+func (f Flavor) google() bool { return f == FlavorGemini || f == FlavorVertex }
+
+// sendsRetryAfter reports whether the flavor's 429s carry a retry-after
+// header: Bedrock's carry none, Google's name the wait in the body.
+func (f Flavor) sendsRetryAfter() bool {
+	switch f {
+	case FlavorBedrock, FlavorGemini, FlavorVertex:
+		return false
 	}
 	return true
 }

@@ -76,6 +76,8 @@ type apiErr struct {
 	wait                   time.Duration
 	limit, used, requested int
 	fromBucket             bool
+	// daily marks a rate limit of a per-day allowance.
+	daily bool
 }
 
 // fail writes an error answer in the call's flavor.
@@ -83,6 +85,10 @@ func (c *call) fail(e apiErr) {
 	var status int
 	var body []byte
 	switch c.route.flavor {
+	case FlavorGemini, FlavorVertex:
+		// Google's bodies carry their status, so they settle it themselves.
+		status, body = c.googleError(e)
+		e.status = 0
 	case FlavorAzure:
 		status, body = c.azureError(e)
 	case FlavorAnthropic:
@@ -169,6 +175,10 @@ func (c *call) openAIError(e apiErr) (int, []byte) {
 		limit, used, req := e.limit, e.used, e.requested
 		if !e.fromBucket {
 			limit, used, req = 60, 60, 1
+		}
+		if e.daily {
+			unit = "requests per day (RPD)"
+			limit, used, req = 10000, 10000, 1
 		}
 		inner.Message = fmt.Sprintf("Rate limit reached for %s in organization org-fakeprovider on %s: Limit %d, Used %d, Requested %d.", c.modelName(), unit, limit, used, req)
 		if e.wait > 0 {
@@ -264,6 +274,9 @@ func (c *call) azureError(e apiErr) (int, []byte) {
 		if e.dim != dimRequests {
 			kind = "token"
 		}
+		if e.daily {
+			kind = "per-day call"
+		}
 		msg := fmt.Sprintf("Requests to the %s Operation under Azure OpenAI API version %s have exceeded %s rate limit of your current OpenAI S0 pricing tier.", c.azureOperation(), version, kind)
 		if e.wait > 0 {
 			msg += fmt.Sprintf(" Please retry after %s seconds.", retryAfterSeconds(e.wait))
@@ -335,11 +348,14 @@ func (c *call) anthropicError(e apiErr) (int, []byte) {
 		case dimOutput:
 			unit = "output tokens"
 		}
-		limit := e.limit
+		limit, per := e.limit, "minute"
 		if !e.fromBucket {
 			limit = 50
 		}
-		status, inner = http.StatusTooManyRequests, anthropicErrInner{"rate_limit_error", fmt.Sprintf("This request would exceed the rate limit for your organization (00000000-0000-0000-0000-000000000000) of %d %s per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.", limit, unit)}
+		if e.daily {
+			limit, per = 10000, "day"
+		}
+		status, inner = http.StatusTooManyRequests, anthropicErrInner{"rate_limit_error", fmt.Sprintf("This request would exceed the rate limit for your organization (00000000-0000-0000-0000-000000000000) of %d %s per %s. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.", limit, unit, per)}
 	case eQuota:
 		status, inner = http.StatusBadRequest, anthropicErrInner{"invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}
 	case eServer:
@@ -394,6 +410,9 @@ func (c *call) bedrockError(e apiErr) (int, []byte) {
 		status, typ, msg = http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again."
 		if e.dim != dimRequests {
 			msg = "Too many tokens, please wait before trying again."
+		}
+		if e.daily {
+			msg = "Too many tokens per day, please wait before trying again."
 		}
 	case eQuota:
 		status, typ, msg = http.StatusBadRequest, "ServiceQuotaExceededException", "Your request exceeds the service quota for your account. You can view your quotas at Viewing service quotas. You can resubmit your request later."

@@ -1,7 +1,7 @@
 // Package fakeprovider is a fake LLM provider that speaks the wire formats of
-// OpenAI, Azure OpenAI, Anthropic Messages and Anthropic models on Amazon
-// Bedrock closely enough that the official SDKs and Weir's adapters work
-// against it.
+// OpenAI, Azure OpenAI, Anthropic Messages, Anthropic models on Amazon
+// Bedrock, the Gemini API and Gemini on Vertex AI closely enough that the
+// official SDKs and Weir's adapters work against it.
 //
 // A Server answers with generated text, reports usage, enforces token-bucket
 // rate limits with the providers' real rate-limit headers, and plays scripted
@@ -18,15 +18,34 @@
 //	Anthropic  POST /v1/messages (GET /v1/models answers in Anthropic's shape when
 //	           the request carries anthropic-version)
 //	Bedrock    POST /model/{modelId}/invoke, /model/{modelId}/invoke-with-response-stream
+//	Gemini     POST /v1beta/models/{model}:{generateContent,streamGenerateContent,batchEmbedContents}
+//	           (also under /v1/models/)
+//	Vertex     POST /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:{same methods}
+//	           POST /token (OAuth2 JWT-bearer grant issuing Vertex access tokens)
 //
 // Every answer carries the flavor's rate-limit headers for each limited
 // dimension (OpenAI and Azure: x-ratelimit-*; Anthropic:
-// anthropic-ratelimit-*). Bedrock, like the real service, sends none, and its
-// throttling names no time to wait unless a scripted fault does.
+// anthropic-ratelimit-*). Bedrock, Gemini and Vertex, like the real
+// services, send none; Bedrock's throttling names no time to wait unless a
+// scripted fault does, and Google's 429s name it in the body (RetryInfo).
 //
 // A request is handled in this order: route (unknown paths 404), body read
 // (too large 413), method (405), the next scripted fault, credentials,
 // body validation (400), token buckets (429), then latency and the answer.
+// Google's flavors answer in Google's error shape (an "error" object with
+// code, message, status and details): an unknown path or method is 404
+// NOT_FOUND and a body too large 400 INVALID_ARGUMENT, as Google answers.
+//
+// Vertex calls carry "Authorization: Bearer" access tokens that only the
+// server's own token endpoint issues: ServiceAccountKey gives the JSON key
+// of the service account whose signed JWTs POST /token exchanges for
+// tokens (the OAuth2 JWT-bearer grant, RFC 7523); scripted faults and the
+// buckets never touch /token. TokenRequests, ExpireTokens and
+// SetTokenLifetime script the token side.
+//
+// Tools behave alike in every flavor (see tools.go): a forced call, or a
+// last user text naming a declared tool, is answered with one call of it;
+// a last turn of tool results is answered with text repeating them.
 package fakeprovider
 
 import (
@@ -53,18 +72,24 @@ const (
 	FlavorAzure     Flavor = "azure"
 	FlavorAnthropic Flavor = "anthropic"
 	FlavorBedrock   Flavor = "bedrock"
+	// FlavorGemini is the Gemini API (generativelanguage.googleapis.com),
+	// authenticated by an API key.
+	FlavorGemini Flavor = "gemini"
+	// FlavorVertex is Gemini on Vertex AI, authenticated by OAuth2 access
+	// tokens the server's own token endpoint issues to its service account.
+	FlavorVertex Flavor = "vertex"
 )
 
 // ParseFlavor returns the Flavor named by s ("openai", "azure", "anthropic",
-// "bedrock" or "all"; "" is all).
+// "bedrock", "gemini", "vertex" or "all"; "" is all).
 func ParseFlavor(s string) (Flavor, error) {
 	switch f := Flavor(strings.ToLower(strings.TrimSpace(s))); f {
 	case "", FlavorAll:
 		return FlavorAll, nil
-	case FlavorOpenAI, FlavorAzure, FlavorAnthropic, FlavorBedrock:
+	case FlavorOpenAI, FlavorAzure, FlavorAnthropic, FlavorBedrock, FlavorGemini, FlavorVertex:
 		return f, nil
 	}
-	return "", fmt.Errorf("fakeprovider: unknown flavor %q (want openai, azure, anthropic, bedrock or all)", s)
+	return "", fmt.Errorf("fakeprovider: unknown flavor %q (want openai, azure, anthropic, bedrock, gemini, vertex or all)", s)
 }
 
 // Defaults used when the matching Options field is zero.
@@ -94,11 +119,12 @@ type Options struct {
 	TokenDelay time.Duration
 	// Tokens is the number of output tokens of each answer (DefaultTokens
 	// when zero). A smaller max_tokens in the request caps it, and the answer
-	// then says so (finish_reason "length", stop_reason "max_tokens").
+	// then says so (finish_reason "length", stop_reason "max_tokens",
+	// finishReason "MAX_TOKENS").
 	Tokens int
 	// CachedTokens is the part of each prompt reported as read from the
-	// prompt cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens),
-	// at most the prompt's estimated size.
+	// prompt cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens,
+	// Gemini cachedContentTokenCount), at most the prompt's estimated size.
 	CachedTokens int
 	// CacheCreationTokens is the part of each prompt reported as written to
 	// the cache (Anthropic cache_creation_input_tokens).
@@ -109,9 +135,16 @@ type Options struct {
 	// Models are listed by GET /v1/models.
 	Models []string
 
-	// APIKey, when set, is the only key accepted (Bearer, api-key or
-	// x-api-key); otherwise any non-empty key is.
+	// APIKey, when set, is the only key accepted (Bearer, api-key,
+	// x-api-key, x-goog-api-key or Gemini's ?key=); otherwise any non-empty
+	// key is.
 	APIKey string
+	// GCPProject is the project of the Vertex service account
+	// (DefaultGCPProject when empty).
+	GCPProject string
+	// TokenLifetime is how long the Vertex access tokens the server issues
+	// stay valid (DefaultTokenLifetime when zero).
+	TokenLifetime time.Duration
 	// AWSSecretAccessKey, when set, makes Bedrock requests carry a valid
 	// SigV4 signature made with it; otherwise any AWS4-HMAC-SHA256 or
 	// Bearer Authorization header is accepted.
@@ -134,6 +167,7 @@ type settings struct {
 	tokens                     int
 	cachedTokens, cacheCreated int
 	apiKey, awsSecret          string
+	tokenLifetime              time.Duration
 }
 
 // Server is a fake provider. It is an http.Handler; Start serves it on a
@@ -166,6 +200,8 @@ type Server struct {
 	serveErr chan error
 	done     chan struct{}
 	ids      atomic.Uint64
+
+	gcp gcpAuth
 }
 
 // New returns a Server configured by opts. It does not listen; use Start or
@@ -182,14 +218,19 @@ func New(opts Options) *Server {
 		words:        splitWords(answerText),
 		done:         make(chan struct{}),
 		set: settings{
-			latency:      opts.Latency,
-			tokenDelay:   opts.TokenDelay,
-			tokens:       opts.Tokens,
-			cachedTokens: opts.CachedTokens,
-			cacheCreated: opts.CacheCreationTokens,
-			apiKey:       opts.APIKey,
-			awsSecret:    opts.AWSSecretAccessKey,
+			latency:       opts.Latency,
+			tokenDelay:    opts.TokenDelay,
+			tokens:        opts.Tokens,
+			cachedTokens:  opts.CachedTokens,
+			cacheCreated:  opts.CacheCreationTokens,
+			apiKey:        opts.APIKey,
+			awsSecret:     opts.AWSSecretAccessKey,
+			tokenLifetime: opts.TokenLifetime,
 		},
+	}
+	s.gcp.project = opts.GCPProject
+	if s.gcp.project == "" {
+		s.gcp.project = DefaultGCPProject
 	}
 	if s.flavor == "" {
 		s.flavor = FlavorAll
@@ -359,7 +400,7 @@ type Request struct {
 	// Flavor is the wire format the path belongs to ("" for unknown paths).
 	Flavor Flavor
 	// Model is the model the answer names: the body's model, the Azure
-	// deployment or the Bedrock model ID.
+	// deployment, the Bedrock model ID or the Gemini model of the path.
 	Model string
 	// Time is when the request arrived, by the server's clock.
 	Time time.Time

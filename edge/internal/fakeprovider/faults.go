@@ -19,11 +19,16 @@ const (
 	// FaultNone serves the request as usual.
 	FaultNone FaultKind = iota
 	// FaultRateLimit answers 429 with retry-after, and retry-after-ms too on
-	// OpenAI and Azure paths, naming Fault.RetryAfter.
+	// OpenAI and Azure paths, naming Fault.RetryAfter. On Gemini and Vertex
+	// paths it is a per-minute RESOURCE_EXHAUSTED whose QuotaFailure names
+	// GenerateRequestsPerMinutePerProjectPerModel and whose RetryInfo names
+	// the wait, without headers.
 	FaultRateLimit
-	// FaultRateLimitMillis answers 429 with retry-after-ms only.
+	// FaultRateLimitMillis answers 429 with retry-after-ms only (Gemini and
+	// Vertex: as FaultRateLimit).
 	FaultRateLimitMillis
-	// FaultRateLimitNoHint answers 429 naming no time at all.
+	// FaultRateLimitNoHint answers 429 naming no time at all (Gemini and
+	// Vertex: a bare RESOURCE_EXHAUSTED without details).
 	FaultRateLimitNoHint
 	// FaultQuota refuses for money: OpenAI and Azure insufficient_quota as
 	// 429, Anthropic's credit balance as 400, Bedrock's
@@ -51,6 +56,12 @@ const (
 	FaultHang
 	// FaultCustom answers Fault.Status with Fault.Header and Fault.Body.
 	FaultCustom
+	// FaultDailyQuota answers 429 for a spent per-day allowance, naming no
+	// time to wait: Gemini and Vertex RESOURCE_EXHAUSTED with a QuotaFailure
+	// whose quotaId is GenerateRequestsPerDayPerProjectPerModel-FreeTier;
+	// OpenAI and Azure a requests-per-day rate limit; Anthropic a
+	// rate_limit_error; Bedrock a ThrottlingException, each saying "per day".
+	FaultDailyQuota
 )
 
 // String returns the kind's name.
@@ -80,6 +91,8 @@ func (k FaultKind) String() string {
 		return "hang"
 	case FaultCustom:
 		return "custom"
+	case FaultDailyQuota:
+		return "daily-quota"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -118,6 +131,10 @@ func RateLimitedMillis(retryAfter time.Duration) Fault {
 
 // RateLimitedNoHint returns a 429 that names no time to wait.
 func RateLimitedNoHint() Fault { return Fault{Kind: FaultRateLimitNoHint} }
+
+// DailyQuotaExceeded returns a 429 for a spent per-day allowance (see
+// FaultDailyQuota).
+func DailyQuotaExceeded() Fault { return Fault{Kind: FaultDailyQuota} }
 
 // QuotaExceeded returns the flavor's quota or credit refusal.
 func QuotaExceeded() Fault { return Fault{Kind: FaultQuota} }
@@ -175,6 +192,8 @@ func (f Fault) String() string {
 		return "hang"
 	case FaultCustom:
 		return "custom:" + strconv.Itoa(f.Status)
+	case FaultDailyQuota:
+		return "quota-day"
 	}
 	return f.Kind.String()
 }
@@ -194,6 +213,7 @@ func (f Fault) retryAfter() time.Duration {
 //	429-ms[:D]	rate limit with retry-after-ms only
 //	429-bare  	rate limit naming no time
 //	quota     	quota or credit refusal
+//	quota-day 	per-day allowance spent (429 naming no time)
 //	not-ready 	Bedrock ModelNotReadyException
 //	NNN       	that status with the flavor's body (500, 502, 503, 504, 529, 401, 403, 404 …)
 //	reset     	connection reset before the status line
@@ -232,6 +252,8 @@ func ParseFault(s string) (Fault, error) {
 		return noArg(RateLimitedNoHint())
 	case "quota":
 		return noArg(QuotaExceeded())
+	case "quota-day":
+		return noArg(DailyQuotaExceeded())
 	case "not-ready":
 		return noArg(ModelNotReady())
 	case "reset":
@@ -311,18 +333,24 @@ func (c *call) play(f Fault) (over bool) {
 		return false
 	case FaultRateLimit:
 		h := c.w.Header()
-		h.Set("retry-after", retryAfterSeconds(f.retryAfter()))
+		if !c.route.flavor.google() {
+			h.Set("retry-after", retryAfterSeconds(f.retryAfter()))
+		}
 		if c.route.flavor == FlavorOpenAI || c.route.flavor == FlavorAzure {
 			h.Set("retry-after-ms", retryAfterMillis(f.retryAfter()))
 		}
 		c.fail(apiErr{status: http.StatusTooManyRequests, kind: eRateLimit, wait: f.retryAfter()})
 	case FaultRateLimitMillis:
-		c.w.Header().Set("retry-after-ms", retryAfterMillis(f.retryAfter()))
+		if !c.route.flavor.google() {
+			c.w.Header().Set("retry-after-ms", retryAfterMillis(f.retryAfter()))
+		}
 		c.fail(apiErr{status: http.StatusTooManyRequests, kind: eRateLimit, wait: f.retryAfter()})
 	case FaultRateLimitNoHint:
 		c.fail(apiErr{status: http.StatusTooManyRequests, kind: eRateLimit})
 	case FaultQuota:
 		c.fail(apiErr{kind: eQuota})
+	case FaultDailyQuota:
+		c.fail(apiErr{status: http.StatusTooManyRequests, kind: eRateLimit, daily: true})
 	case FaultStatus:
 		c.fail(apiErr{status: f.Status, kind: kindForStatus(f.Status)})
 	case FaultModelNotReady:

@@ -59,7 +59,7 @@ func (c *call) plan(maxTokens *int) (u usage, truncated bool) {
 func (c *call) text(n int) string {
 	var b strings.Builder
 	for i := range n {
-		b.WriteString(tokenText(c.s.words, i))
+		b.WriteString(c.word(i))
 	}
 	return b.String()
 }
@@ -100,6 +100,12 @@ func (c *call) badRequest(field, problem string) {
 			msg = problem
 		} else {
 			msg = field + ": " + problem
+		}
+	case FlavorGemini, FlavorVertex:
+		if field == "" {
+			msg = "Invalid JSON payload received. " + problem
+		} else {
+			msg = "Invalid value at '" + field + "': " + problem
 		}
 	case FlavorBedrock:
 		if field == "" {

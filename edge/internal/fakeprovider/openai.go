@@ -18,8 +18,22 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	MaxTokens           *int `json:"max_tokens"`
-	MaxCompletionTokens *int `json:"max_completion_tokens"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+}
+
+// chatToolCall is an assistant's function call; Index is set in stream
+// deltas only.
+type chatToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 type chatCompletion struct {
@@ -42,17 +56,19 @@ type chatChoice struct {
 }
 
 type chatMessage struct {
-	Role        string   `json:"role"`
-	Content     string   `json:"content"`
-	Refusal     *string  `json:"refusal"`
-	Annotations []string `json:"annotations"`
+	Role        string         `json:"role"`
+	Content     *string        `json:"content"`
+	Refusal     *string        `json:"refusal"`
+	ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
+	Annotations []string       `json:"annotations"`
 }
 
 // chatDelta is a stream delta; Content is a pointer so that the last delta
 // can leave it out.
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatUsage struct {
@@ -117,20 +133,39 @@ func (c *call) chat() {
 		maxTokens = req.MaxTokens
 	}
 	u, truncated := c.plan(maxTokens)
+	var toolCall *chatToolCall
+	decls, choice, userText, results := openAIChatTools(req.Messages, req.Tools, req.ToolChoice)
+	if len(results) > 0 {
+		truncated = c.useReply(resultText(results), &u, maxTokens)
+	} else if d, ok := choice.choose(decls, userText); ok {
+		toolCall = &chatToolCall{ID: newID("call_")[:29], Type: "function"}
+		toolCall.Function.Name, toolCall.Function.Arguments = d.Name, string(mustJSON(placeholderArgs(d)))
+		truncated = false
+	}
 	if !c.admit(u.prompt, u.output) {
 		return
 	}
 	finish := "stop"
-	if truncated {
+	switch {
+	case toolCall != nil:
+		finish = "tool_calls"
+	case truncated:
 		finish = "length"
 	}
 	id := newID("chatcmpl-")
 	if req.Stream {
-		c.chatStream(id, u, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		c.chatStream(id, u, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, toolCall)
 		return
 	}
 	if !c.waitWhole(u.output) {
 		return
+	}
+	msg := &chatMessage{Role: "assistant", Annotations: []string{}}
+	if toolCall != nil {
+		msg.ToolCalls = []chatToolCall{*toolCall}
+	} else {
+		text := c.text(u.output)
+		msg.Content = &text
 	}
 	c.writeJSON(http.StatusOK, chatCompletion{
 		ID:      id,
@@ -138,7 +173,7 @@ func (c *call) chat() {
 		Created: c.unixNow(),
 		Model:   c.model,
 		Choices: []chatChoice{{
-			Message:      &chatMessage{Role: "assistant", Content: c.text(u.output), Annotations: []string{}},
+			Message:      msg,
 			FinishReason: &finish,
 		}},
 		Usage:             newChatUsage(u),
@@ -147,9 +182,10 @@ func (c *call) chat() {
 	})
 }
 
-// chatStream sends a chat answer as chunks: the role, one chunk per token,
-// the finish reason, the usage chunk when asked for, then [DONE].
-func (c *call) chatStream(id string, u usage, finish string, includeUsage bool) {
+// chatStream sends a chat answer as chunks: the role, one chunk per token
+// (or, for a tool call, its name and id then its arguments), the finish
+// reason, the usage chunk when asked for, then [DONE].
+func (c *call) chatStream(id string, u usage, finish string, includeUsage bool, toolCall *chatToolCall) {
 	if !c.sleep(c.set.latency) {
 		return
 	}
@@ -170,14 +206,27 @@ func (c *call) chatStream(id string, u usage, finish string, includeUsage bool) 
 		return c.sseEvent("", mustJSON(chunk))
 	}
 	empty := ""
-	if !send(chatDelta{Role: "assistant", Content: &empty}, nil) {
+	tokens := u.output
+	if toolCall != nil {
+		tokens = 0
+		if !send(chatDelta{Role: "assistant"}, nil) {
+			return
+		}
+		zero := 0
+		head, args := *toolCall, chatToolCall{Index: &zero}
+		head.Index = &zero
+		args.Function.Arguments, head.Function.Arguments = head.Function.Arguments, ""
+		if !send(chatDelta{ToolCalls: []chatToolCall{head}}, nil) || !send(chatDelta{ToolCalls: []chatToolCall{args}}, nil) {
+			return
+		}
+	} else if !send(chatDelta{Role: "assistant", Content: &empty}, nil) {
 		return
 	}
-	for i := range u.output {
+	for i := range tokens {
 		if !c.sleep(c.set.tokenDelay) {
 			return
 		}
-		t := tokenText(c.s.words, i)
+		t := c.word(i)
 		if !send(chatDelta{Content: &t}, nil) {
 			return
 		}
@@ -483,7 +532,7 @@ func (c *call) responsesStream(resp responseObject, msg outputMessage, u usage, 
 		if !c.sleep(c.set.tokenDelay) {
 			return
 		}
-		if !send("response.output_text.delta", map[string]any{"item_id": msg.ID, "output_index": 0, "content_index": 0, "delta": tokenText(c.s.words, i), "logprobs": []string{}}) {
+		if !send("response.output_text.delta", map[string]any{"item_id": msg.ID, "output_index": 0, "content_index": 0, "delta": c.word(i), "logprobs": []string{}}) {
 			return
 		}
 	}
