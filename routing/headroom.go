@@ -64,8 +64,10 @@ type DimView struct {
 // dims returns every known dimension of a member (R-HEAD-1, R-HEAD-2):
 // header readings first; declared limits against the rolling-minute count
 // for dimensions the headers do not give. A header reading whose reset time
-// has passed counts as refilled to its limit.
-func (s *memberState) dims(m *Member, now time.Time) []DimView {
+// has passed counts as refilled to its limit. A declared limit is
+// cluster-wide: this edge counts against its share of it among edges live
+// edges (R-HEAD-7), and the view shows that share as the limit.
+func (s *memberState) dims(m *Member, now time.Time, edges int) []DimView {
 	out := make([]DimView, 0, NumDims)
 	var have [NumDims]bool
 	for d := Dim(0); d < NumDims; d++ {
@@ -85,7 +87,8 @@ func (s *memberState) dims(m *Member, now time.Time) []DimView {
 		d     Dim
 		limit int64
 		used  int64
-	}{{DimRequests, m.Limits.RPM, req}, {DimInputTokens, m.Limits.InputTPM, in}, {DimOutputTokens, m.Limits.OutputTPM, outTok}}
+	}{{DimRequests, Share(m.Limits.RPM, edges), req}, {DimInputTokens, Share(m.Limits.InputTPM, edges), in},
+		{DimOutputTokens, Share(m.Limits.OutputTPM, edges), outTok}}
 	for _, x := range declared {
 		if x.limit <= 0 || have[x.d] {
 			continue
@@ -96,11 +99,17 @@ func (s *memberState) dims(m *Member, now time.Time) []DimView {
 }
 
 // headroom is the smallest remaining/limit over the member's known
-// dimensions, 1 when none is known (R-HEAD-4).
-func (s *memberState) headroom(m *Member, now time.Time) float64 {
+// dimensions, 1 when none is known (R-HEAD-4). A declared rpd is one of
+// them: this edge's share of it left today (R-HEAD-6).
+func (s *memberState) headroom(m *Member, now time.Time, edges int) float64 {
 	h := 1.0
-	for _, d := range s.dims(m, now) {
+	for _, d := range s.dims(m, now, edges) {
 		if f := float64(d.Remaining) / float64(d.Limit); f < h {
+			h = f
+		}
+	}
+	if rpd := Share(m.Limits.RPD, edges); rpd > 0 {
+		if f := float64(rpd-s.day.today(now, m.Record.dayZone())) / float64(rpd); f < h {
 			h = f
 		}
 	}
