@@ -2,11 +2,18 @@ package routing
 
 import "time"
 
-// windowSlots is the resolution of the rolling minute: one slot a second.
-const windowSlots = 60
+// windowSlots is the rolling minute at a resolution of one slot a second:
+// the current second and the 60 before it.
+const windowSlots = 61
 
 // window counts what this edge sent to one member in a rolling minute, for
-// declared limits (R-HEAD-2). Slots older than a minute are forgotten.
+// declared limits (R-HEAD-2). A count is forgotten once its whole second
+// lies more than 60 s back: at a time t in second s the window holds
+// seconds s−60…s, which cover every instant of (t−60 s, t]. So an edge
+// that keeps its count under a limit never sends more than that limit in
+// any 60 s (forgetting the second s−60 at once would let up to one
+// second's sends through twice; the simulator's two-edges-shared run
+// showed it).
 type window struct {
 	sec [windowSlots]int64
 	req [windowSlots]int64
@@ -33,7 +40,7 @@ func (w *window) add(now time.Time, req, in, out int64) {
 func (w *window) sums(now time.Time) (req, in, out int64) {
 	s := now.Unix()
 	for i := range windowSlots {
-		if w.sec[i] > s-windowSlots && w.sec[i] <= s {
+		if w.sec[i] > s-windowSlots && w.sec[i] <= s { // seconds s-60…s
 			req += w.req[i]
 			in += w.in[i]
 			out += w.out[i]
