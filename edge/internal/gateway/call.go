@@ -271,9 +271,6 @@ func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 				continue
 			}
 			step = routing.Step{Member: m}
-		} else if !c.takeSlot(step.Member) {
-			c.call.Full() // another call took its last slot since Next
-			continue
 		}
 		if step.Wait > 0 {
 			t := time.NewTimer(step.Wait)
@@ -287,6 +284,10 @@ func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 			// R-FAIL-10: cancelled (or out of time) before the attempt went out.
 			c.call.Report(routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, nil, c.gw.cfg.Now())
 			return false
+		}
+		if c.slot == nil && !c.takeSlot(step.Member) {
+			c.call.Full() // another call took its last slot since Next
+			continue
 		}
 		switch c.try(ctx, step.Member, len(c.call.Attempts)-1, job) {
 		case tryDelivered:
