@@ -14,6 +14,7 @@ import (
 
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
+	"weir.dev/edge/internal/wire"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing"
 )
@@ -354,4 +355,34 @@ func TestConcurrencyCapHolds_RCAP1(t *testing.T) {
 		t.Fatalf("the provider held %d calls at once, cap 2", p)
 	}
 	waitMemberInFlight(t, h, "pool", 0)
+}
+
+// R-CAP-1: a call that panics (a bug) gives its member's slot back too.
+func TestSlotReleasedOnPanic_RCAP1(t *testing.T) {
+	t.Parallel()
+	at := &atomic.Int32{}
+	h := newHarnessOpts(t, harnessOpts{
+		tenant: capped(1, 300*time.Millisecond),
+		adapters: func(m map[routing.WireFormat]wire.Adapter) {
+			for w, a := range m {
+				m[w] = panicAdapter{Adapter: a, at: at}
+			}
+		},
+	}, pool(t, "a"))
+	for _, where := range []int32{panicInRelay, panicAfterEvent} {
+		at.Store(where)
+		body := chatBody
+		if where == panicAfterEvent {
+			body = `{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+		}
+		res := h.post("/v1/chat/completions", body)
+		if res.header.Get("X-Weir-Error") != "weir_internal" && !strings.Contains(string(res.body), "weir_internal") {
+			t.Fatalf("panic at %d: %d %s", where, res.status, res.body)
+		}
+		waitMemberInFlight(t, h, "pool", 0)
+	}
+	at.Store(panicNone)
+	if res := h.post("/v1/chat/completions", chatBody); res.status != 200 {
+		t.Fatalf("call after the panics: %d %s", res.status, res.body)
+	}
 }
