@@ -44,7 +44,11 @@ func (s *States) UseSlots(sl Slots) {
 // input_tpm, output_tpm, rpd and max_in_flight against Share(limit, n).
 // The edge calls it whenever its live-edge count changes; n < 1 counts as
 // 1 (a standalone edge, the default, has whole limits).
-func (s *States) ShareAmong(n int) { s.edges.Store(int64(max(n, 1))) }
+func (s *States) ShareAmong(n int) {
+	if v := int64(max(n, 1)); s.edges.Load() != v { // no write on the hot path when unchanged
+		s.edges.Store(v)
+	}
+}
 
 // LiveEdges is the count set by ShareAmong, 1 before any.
 func (s *States) LiveEdges() int { return int(max(s.edges.Load(), 1)) }
