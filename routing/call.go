@@ -57,9 +57,16 @@ const (
 
 // Step is the next member to try. When Wait is positive the edge waits that
 // long first (a pool's max_wait, R-END-1), within the call deadline.
+//
+// When Full is not empty, every member that may take the call now is full
+// (R-CAP-1): Member is nil and no attempt is pending. The edge then waits up
+// to Wait for a slot of any member of Full, first come first served, and
+// calls Take with the member whose slot it got, or Busy when none freed in
+// time.
 type Step struct {
 	Member *Member
 	Wait   time.Duration
+	Full   []*Member
 }
 
 type recordPlan struct {
@@ -84,16 +91,19 @@ type Call struct {
 	// Deadline is the call deadline (R-FAIL-13); failover never resets it.
 	Deadline time.Time
 
-	sent            int
-	maxAttempts     int
-	pending         int // index of the attempt Next handed out, -1 when none
-	tried           memberSet
-	skipAccount     []string
-	passedOver      memberSet
-	keyUnavailable  bool
-	coolingAtStart  memberSet
-	waited          bool
-	waitMember      *Member
+	sent           int
+	maxAttempts    int
+	pending        int // index of the attempt Next handed out, -1 when none
+	tried          memberSet
+	skipAccount    []string
+	passedOver     memberSet
+	keyUnavailable bool
+	coolingAtStart memberSet
+	waited         bool
+	waitMember     *Member
+	// busy lists the members that were full when the call gave up waiting
+	// for a slot (R-CAP-1, R-END-7).
+	busy            memberSet
 	ended           bool
 	stopped         bool
 	answered        *Member
@@ -153,6 +163,10 @@ func (t *Table) Begin(req Request, st *States, rnd Rand, now time.Time) (*Call, 
 				case KindRateLimited, KindServerError, KindTransport, KindTimeout, KindUnknownOutcome:
 					c.coolingAtStart = append(c.coolingAtStart, m)
 				}
+			} else if ms.dayFull(m, now, st.LiveEdges()) {
+				// R-HEAD-6: out for the day, as if cooling after a rate
+				// limit until midnight.
+				c.coolingAtStart = append(c.coolingAtStart, m)
 			}
 		}
 	}
@@ -188,10 +202,26 @@ func (c *Call) Next(now time.Time) (Step, bool) {
 			return Step{}, false
 		}
 		p := &c.plans[c.ri]
-		if m := c.pick(p, now); m != nil {
+		m, full := c.pick(p, now)
+		if m != nil {
 			c.Attempts = append(c.Attempts, Attempt{Member: m})
 			c.pending = len(c.Attempts) - 1
 			return Step{Member: m}, true
+		}
+		if len(full) > 0 && !c.busy.hasAny(full) {
+			// R-CAP-1: every member that may take the call is full; wait
+			// for a slot up to the record's max_wait (DefaultFullWait when
+			// none), within the call deadline. Only once per record: when
+			// that wait gave up, the members are busy (R-END-7).
+			d := p.rec.Recovery.MaxWait
+			if d <= 0 {
+				d = DefaultFullWait
+			}
+			d = min(d, c.Deadline.Sub(now))
+			if d > 0 {
+				return Step{Full: full, Wait: d}, true
+			}
+			c.busy = append(c.busy, full...)
 		}
 		if m, d, ok := c.waitFor(p, now); ok {
 			c.waited, c.waitMember = true, m
@@ -215,10 +245,16 @@ func (c *Call) Next(now time.Time) (Step, bool) {
 // memberState.apply).
 // Then the lowest tier (R-ORDER-1), and within it stickiness (R-STICK-1, 3)
 // or headroom × weight (R-ORDER-2, 3).
-func (c *Call) pick(p *recordPlan, now time.Time) *Member {
+//
+// Members out for the day (their rpd share used, R-HEAD-6) are left out
+// like cooling ones; members at their in-flight cap (R-CAP-1) are left out
+// and returned as full, for the caller to wait on when no other member may
+// take the call.
+func (c *Call) pick(p *recordPlan, now time.Time) (*Member, []*Member) {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	var normal, lastResort, soft []*Member
+	edges := c.st.LiveEdges()
+	var normal, lastResort, soft, full []*Member
 	for _, m := range p.members {
 		if c.tried.has(m) || c.skipped(m.Account) || c.passedOver.has(m) {
 			continue
@@ -228,9 +264,16 @@ func (c *Call) pick(p *recordPlan, now time.Time) *Member {
 			continue
 		}
 		if ms.cooling(now) {
-			if ms.softCool {
+			if ms.softCool && !c.st.full(m) {
 				soft = append(soft, m)
 			}
+			continue
+		}
+		if ms.dayFull(m, now, edges) {
+			continue
+		}
+		if c.st.full(m) {
+			full = append(full, m)
 			continue
 		}
 		if now.Before(ms.keyUnavailableUntil) {
@@ -247,7 +290,7 @@ func (c *Call) pick(p *recordPlan, now time.Time) *Member {
 		pool = soft // isolated 5xx: a last resort, see memberState.apply
 	}
 	if len(pool) == 0 {
-		return nil
+		return nil, full
 	}
 	tier := pool[0].Order
 	for _, m := range pool {
@@ -258,7 +301,7 @@ func (c *Call) pick(p *recordPlan, now time.Time) *Member {
 	for _, m := range pool {
 		if m.Order == tier {
 			cands = append(cands, m)
-			rooms = append(rooms, c.st.get(m.ID).headroom(m, now))
+			rooms = append(rooms, c.st.get(m.ID).headroom(m, now, edges))
 		}
 	}
 	if c.req.JobID != "" {
@@ -266,20 +309,73 @@ func (c *Call) pick(p *recordPlan, now time.Time) *Member {
 		for i, m := range cands {
 			if rooms[i] > StickyHeadroomFloor {
 				if m.ID == c.req.LastMemberID {
-					return m // R-STICK-1
+					return m, nil // R-STICK-1
 				}
 				withRoom = append(withRoom, m)
 			}
 		}
 		if len(withRoom) > 0 {
-			return Rendezvous(c.req.JobID, withRoom) // R-STICK-3
+			return Rendezvous(c.req.JobID, withRoom), nil // R-STICK-3
 		}
 	}
 	scores := make([]float64, len(cands))
 	for i, m := range cands {
 		scores[i] = rooms[i] * float64(max(m.Weight, 1))
 	}
-	return weightedPick(cands, scores, c.rnd) // R-ORDER-3
+	return weightedPick(cands, scores, c.rnd), nil // R-ORDER-3
+}
+
+// Take makes m the pending attempt after the edge got one of its slots
+// while waiting on a Step's Full members (R-CAP-1). It reports false, and
+// makes nothing pending, when m may no longer take the call (it was tried,
+// began cooling, is out for the day, is of a skipped account, or is not a
+// member the call is choosing among now); the edge then gives the slot
+// back and asks Next again.
+func (c *Call) Take(m *Member, now time.Time) bool {
+	if c.ended || c.stopped || c.answered != nil || c.pending >= 0 || c.sent >= c.maxAttempts || !now.Before(c.Deadline) {
+		return false
+	}
+	in := false
+	for _, x := range c.plans[c.ri].members {
+		in = in || x == m
+	}
+	if !in || c.tried.has(m) || c.skipped(m.Account) || c.passedOver.has(m) {
+		return false
+	}
+	c.st.mu.Lock()
+	ms := c.st.get(m.ID)
+	ok := !ms.disabled && !ms.cooling(now) && !ms.dayFull(m, now, c.st.LiveEdges())
+	c.st.mu.Unlock()
+	if !ok {
+		return false
+	}
+	c.Attempts = append(c.Attempts, Attempt{Member: m})
+	c.pending = len(c.Attempts) - 1
+	return true
+}
+
+// Busy says the edge waited for a slot of the members of a Step's Full and
+// none freed in time (R-CAP-1): they are not waited for again in this
+// call, and when no other member answers the call ends with R-END-7.
+func (c *Call) Busy(full []*Member) {
+	for _, m := range full {
+		if !c.busy.has(m) {
+			c.busy = append(c.busy, m)
+		}
+	}
+}
+
+// Full says the pending attempt's member turned out full when the edge
+// went to take its slot (another call took the last one since Next): the
+// attempt is recorded as skipped with reason "full" (not an attempt,
+// R-CAP-1), and Next chooses again.
+func (c *Call) Full() {
+	if c.pending < 0 || c.Attempts[c.pending].Sent {
+		return
+	}
+	a := &c.Attempts[c.pending]
+	a.Outcome, a.Reason = OutcomeSkipped, "full"
+	c.pending = -1
 }
 
 // waitFor applies a pool's max_wait (R-END-1): when the first member of the
@@ -332,7 +428,9 @@ func (c *Call) Dispatch(now time.Time) {
 	c.sent++
 	c.tried = append(c.tried, a.Member)
 	c.st.mu.Lock()
-	c.st.get(a.Member.ID).dispatch(now, c.req.InputTokens)
+	ms := c.st.get(a.Member.ID)
+	ms.dispatch(now, c.req.InputTokens)
+	ms.day.add(now, a.Member.Record.dayZone()) // R-HEAD-6
 	c.st.mu.Unlock()
 }
 
@@ -352,7 +450,7 @@ func (c *Call) Report(v Verdict, rl *RateLimits, now time.Time) Action {
 	}
 	c.st.mu.Lock()
 	ms := c.st.get(m.ID)
-	ms.apply(v, rl, now, m.Record.Recovery)
+	ms.apply(v, rl, now, m.Record.Recovery, m.Record.dayZone())
 	if a.Sent && v.Kind != KindAnswered && ms.inFlight > 0 {
 		ms.inFlight--
 	}
@@ -469,6 +567,15 @@ type memberSet []*Member
 func (s memberSet) has(m *Member) bool {
 	for _, x := range s {
 		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (s memberSet) hasAny(ms []*Member) bool {
+	for _, m := range ms {
+		if s.has(m) {
 			return true
 		}
 	}

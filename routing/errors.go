@@ -31,6 +31,9 @@ const (
 	// the key's caller limits (R-CAP-2), with status 429.
 	CodeTenantLimit = "weir_tenant_limit"
 	CodeKeyLimit    = "weir_key_limit"
+	// CodePoolBusy: every member that may take the call was full
+	// (R-CAP-1) and none freed a slot in time; status 503 (R-END-7).
+	CodePoolBusy = "weir_pool_busy"
 )
 
 // Error is an answer the gateway writes itself, in the caller's format, with

@@ -36,7 +36,7 @@ func (c *Call) poolFailed(plans []recordPlan, now time.Time) bool {
 		return f.PassThrough >= 0 && c.Attempts[f.PassThrough].Kind == KindQuotaSpent
 	}
 	switch f.Err.Code {
-	case CodePoolCooling, CodePoolSpent, CodeKeyUnavailable, CodeUpstreamUnreachable, CodeUpstreamTimeout, CodePoolUnavailable:
+	case CodePoolCooling, CodePoolSpent, CodeKeyUnavailable, CodeUpstreamUnreachable, CodeUpstreamTimeout, CodePoolUnavailable, CodePoolBusy:
 		return true
 	}
 	return false
@@ -59,8 +59,32 @@ func (c *Call) final(plans []recordPlan, now time.Time) Final {
 	if c.ended {
 		return Final{Err: newError(503, CodeCallEnded, "the call was ended while a deployment's key was being read"), PassThrough: -1}
 	}
+	if f, ok := c.endBusy(v); ok {
+		return f
+	}
 	return c.endFailed(v, now)
 }
+
+// endBusy is R-END-7: members were passed over only because they were full
+// (R-CAP-1) and none freed a slot within the wait. It is checked after
+// R-END-1…4 (a cooling member still wins) and before R-END-5 and R-END-6:
+// a full member might have served the call, so the caller is told to
+// retry rather than given another member's refusal or failure.
+func (c *Call) endBusy(v endView) (Final, bool) {
+	for _, m := range v.members {
+		if c.busy.has(m) {
+			e := newError(503, CodePoolBusy, "every deployment that may take this call is at its concurrency cap and none freed a slot in time; retry after the Retry-After")
+			e.RetryAfter = BusyRetryAfter
+			e.ShouldRetry = &retryTrue
+			return Final{Err: e, PassThrough: -1}, true
+		}
+	}
+	return Final{}, false
+}
+
+// BusyRetryAfter is the Retry-After of R-END-7: when a slot frees cannot be
+// known, so the shortest the rule allows.
+const BusyRetryAfter = time.Second
 
 // memberEnd is what final reads of a member's state.
 type memberEnd struct {
@@ -88,11 +112,17 @@ func (c *Call) endView(plans []recordPlan, now time.Time) endView {
 	v.states = make(map[*Member]memberEnd, len(v.members))
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
+	edges := c.st.LiveEdges()
 	for _, m := range v.members {
 		ms := c.st.get(m.ID)
 		var x memberEnd
 		if ms.cooling(now) {
 			x.until, x.kind = ms.coolUntil, ms.coolKind
+		}
+		if ms.dayFull(m, now, edges) && ms.day.end.After(x.until) {
+			// R-HEAD-6: out for the day counts as cooling after a rate
+			// limit until midnight (R-END-1).
+			x.until, x.kind = ms.day.end, KindRateLimited
 		}
 		x.spent = ms.spent
 		v.states[m] = x

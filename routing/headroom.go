@@ -2,11 +2,18 @@ package routing
 
 import "time"
 
-// windowSlots is the resolution of the rolling minute: one slot a second.
-const windowSlots = 60
+// windowSlots is the rolling minute at a resolution of one slot a second:
+// the current second and the 60 before it.
+const windowSlots = 61
 
 // window counts what this edge sent to one member in a rolling minute, for
-// declared limits (R-HEAD-2). Slots older than a minute are forgotten.
+// declared limits (R-HEAD-2). A count is forgotten once its whole second
+// lies more than 60 s back: at a time t in second s the window holds
+// seconds s−60…s, which cover every instant of (t−60 s, t]. So an edge
+// that keeps its count under a limit never sends more than that limit in
+// any 60 s (forgetting the second s−60 at once would let up to one
+// second's sends through twice; the simulator's two-edges-shared run
+// showed it).
 type window struct {
 	sec [windowSlots]int64
 	req [windowSlots]int64
@@ -33,7 +40,7 @@ func (w *window) add(now time.Time, req, in, out int64) {
 func (w *window) sums(now time.Time) (req, in, out int64) {
 	s := now.Unix()
 	for i := range windowSlots {
-		if w.sec[i] > s-windowSlots && w.sec[i] <= s {
+		if w.sec[i] > s-windowSlots && w.sec[i] <= s { // seconds s-60…s
 			req += w.req[i]
 			in += w.in[i]
 			out += w.out[i]
@@ -64,8 +71,10 @@ type DimView struct {
 // dims returns every known dimension of a member (R-HEAD-1, R-HEAD-2):
 // header readings first; declared limits against the rolling-minute count
 // for dimensions the headers do not give. A header reading whose reset time
-// has passed counts as refilled to its limit.
-func (s *memberState) dims(m *Member, now time.Time) []DimView {
+// has passed counts as refilled to its limit. A declared limit is
+// cluster-wide: this edge counts against its share of it among edges live
+// edges (R-HEAD-7), and the view shows that share as the limit.
+func (s *memberState) dims(m *Member, now time.Time, edges int) []DimView {
 	out := make([]DimView, 0, NumDims)
 	var have [NumDims]bool
 	for d := Dim(0); d < NumDims; d++ {
@@ -85,7 +94,8 @@ func (s *memberState) dims(m *Member, now time.Time) []DimView {
 		d     Dim
 		limit int64
 		used  int64
-	}{{DimRequests, m.Limits.RPM, req}, {DimInputTokens, m.Limits.InputTPM, in}, {DimOutputTokens, m.Limits.OutputTPM, outTok}}
+	}{{DimRequests, Share(m.Limits.RPM, edges), req}, {DimInputTokens, Share(m.Limits.InputTPM, edges), in},
+		{DimOutputTokens, Share(m.Limits.OutputTPM, edges), outTok}}
 	for _, x := range declared {
 		if x.limit <= 0 || have[x.d] {
 			continue
@@ -96,11 +106,17 @@ func (s *memberState) dims(m *Member, now time.Time) []DimView {
 }
 
 // headroom is the smallest remaining/limit over the member's known
-// dimensions, 1 when none is known (R-HEAD-4).
-func (s *memberState) headroom(m *Member, now time.Time) float64 {
+// dimensions, 1 when none is known (R-HEAD-4). A declared rpd is one of
+// them: this edge's share of it left today (R-HEAD-6).
+func (s *memberState) headroom(m *Member, now time.Time, edges int) float64 {
 	h := 1.0
-	for _, d := range s.dims(m, now) {
+	for _, d := range s.dims(m, now, edges) {
 		if f := float64(d.Remaining) / float64(d.Limit); f < h {
+			h = f
+		}
+	}
+	if rpd := Share(m.Limits.RPD, edges); rpd > 0 {
+		if f := float64(rpd-s.day.today(now, m.Record.dayZone())) / float64(rpd); f < h {
 			h = f
 		}
 	}

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,6 +13,57 @@ import (
 type States struct {
 	mu sync.Mutex
 	m  map[string]*memberState
+	// edges is the live-edge count declared limits are shared among
+	// (R-HEAD-7); 0 or 1: this edge alone.
+	edges atomic.Int64
+	// slots counts the calls holding each member's slots (R-CAP-1); nil:
+	// no member is ever full. Guarded by mu.
+	slots Slots
+}
+
+// Slots counts, for the routing core, the calls that hold a slot of a
+// member on this edge (R-CAP-1). The edge implements it (it owns the slots
+// and their waiters); the core only reads it to decide whether a member is
+// full. Held is called with the States' lock held, so it must not call back
+// into States.
+type Slots interface {
+	// Held is how many calls hold a slot of the member now.
+	Held(memberID string) int64
+}
+
+// UseSlots gives the store the edge's slot counts (R-CAP-1). Until it is
+// called (or with nil) no member is full.
+func (s *States) UseSlots(sl Slots) {
+	s.mu.Lock()
+	s.slots = sl
+	s.mu.Unlock()
+}
+
+// ShareAmong sets the number of live edges the members' declared limits
+// are shared among (R-HEAD-7): from then on this edge counts rpm,
+// input_tpm, output_tpm, rpd and max_in_flight against Share(limit, n).
+// The edge calls it whenever its live-edge count changes; n < 1 counts as
+// 1 (a standalone edge, the default, has whole limits).
+func (s *States) ShareAmong(n int) {
+	if v := int64(max(n, 1)); s.edges.Load() != v { // no write on the hot path when unchanged
+		s.edges.Store(v)
+	}
+}
+
+// LiveEdges is the count set by ShareAmong, 1 before any.
+func (s *States) LiveEdges() int { return int(max(s.edges.Load(), 1)) }
+
+// MaxInFlight is the member's cap on this edge: its share of the declared
+// max_in_flight (R-CAP-1, R-HEAD-7); 0 when none is declared.
+func (s *States) MaxInFlight(m *Member) int64 { return Share(m.Limits.MaxInFlight, s.LiveEdges()) }
+
+// full reports whether m holds its cap of calls on this edge. Caller holds
+// mu.
+func (s *States) full(m *Member) bool {
+	if s.slots == nil || m.Limits.MaxInFlight <= 0 {
+		return false
+	}
+	return s.slots.Held(m.ID) >= Share(m.Limits.MaxInFlight, s.LiveEdges())
 }
 
 // NewStates returns an empty store.
@@ -40,6 +92,9 @@ type memberState struct {
 	counters            map[string]uint64
 	hdr                 [NumDims]headerDim
 	win                 window
+	// day counts this edge's dispatches to the member in the current
+	// calendar day of its record's day zone (R-HEAD-6).
+	day dayCount
 }
 
 // get returns the state of a member, creating it. Caller holds mu.
@@ -80,7 +135,7 @@ func (ms *memberState) cooling(now time.Time) bool { return now.Before(ms.coolUn
 // apply records one classified answer of a member (ROUTING.md §5 "the
 // member" column). Key-refused cooldowns are not applied here: they wait
 // for the end of the call (R-FAIL-6), see Call.Finish.
-func (ms *memberState) apply(v Verdict, rl *RateLimits, now time.Time, rec Recovery) {
+func (ms *memberState) apply(v Verdict, rl *RateLimits, now time.Time, rec Recovery, zone *time.Location) {
 	if rl != nil && rl.Any() {
 		ms.observe(rl)
 	}
@@ -93,6 +148,14 @@ func (ms *memberState) apply(v Verdict, rl *RateLimits, now time.Time, rec Recov
 		// An answer that is not a quota refusal shows the account is not
 		// spent (any more).
 		ms.spent = false
+	}
+	if v.DayQuota && v.Kind != KindAnswered {
+		// R-HEAD-6: a refusal naming a per-day quota cools the member
+		// until its day ends in the record's zone, capped as every
+		// cooldown (the later of that and any time the answer named).
+		if end := NextMidnight(now, zone); end.After(v.Until) {
+			v.Until = end
+		}
 	}
 	switch v.Kind {
 	case KindAnswered:
@@ -197,6 +260,17 @@ type View struct {
 	Streak      int
 	Counters    map[string]uint64
 	KeyPassOver time.Time
+	// MaxInFlight is the member's cap on this edge (its share of the
+	// declared max_in_flight, R-CAP-1), 0 when none; InFlight then counts
+	// the calls holding its slots.
+	MaxInFlight int64
+	// RequestsToday counts this edge's dispatches to the member in the
+	// current day of its record's day zone; RPDShare is this edge's share
+	// of the declared rpd (0 when none); DayEnds is the next midnight in
+	// that zone (R-HEAD-6).
+	RequestsToday int64
+	RPDShare      int64
+	DayEnds       time.Time
 }
 
 // Cooling reports whether the view shows the member cooling at now.
@@ -211,10 +285,19 @@ func (s *States) View(m *Member, now time.Time) View {
 	for k, v := range ms.counters {
 		c[k] = v
 	}
-	return View{
-		MemberID: m.ID, Dims: ms.dims(m, now), Headroom: ms.headroom(m, now),
+	edges := s.LiveEdges()
+	v := View{
+		MemberID: m.ID, Dims: ms.dims(m, now, edges), Headroom: ms.headroom(m, now, edges),
 		CoolUntil: ms.coolUntil, CoolKind: ms.coolKind, CoolReason: ms.coolReason,
 		LastStatus: ms.lastStatus, LastAt: ms.lastAt, Spent: ms.spent, Disabled: ms.disabled,
 		InFlight: ms.inFlight, Streak: ms.streak, Counters: c, KeyPassOver: ms.keyUnavailableUntil,
+		MaxInFlight:   Share(m.Limits.MaxInFlight, edges),
+		RequestsToday: ms.day.today(now, m.Record.dayZone()),
+		RPDShare:      Share(m.Limits.RPD, edges),
+		DayEnds:       ms.day.end,
 	}
+	if v.MaxInFlight > 0 && s.slots != nil {
+		v.InFlight = int(s.slots.Held(m.ID))
+	}
+	return v
 }

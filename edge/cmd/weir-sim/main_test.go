@@ -18,6 +18,8 @@ func TestRun(t *testing.T) {
 	}{
 		{"one scenario", []string{"-scenario", "0.5x-equal", "-duration", "1m", "-seed", "3"}, 0,
 			[]string{"### 0.5x equal members", "| policy | calls | caller-visible 429s |", "| weir |", "| round robin, 5 s cooldown |", "| weighted random, no headers |", "seed 3."}, ""},
+		{"two edges shared", []string{"-scenario", "two-edges-shared", "-duration", "2m"}, 0,
+			[]string{"### Two edges sharing", "| weir: each edge counts against its share", "| per edge: each edge counts against the whole limit", "declared rpm"}, ""},
 		{"unknown scenario", []string{"-scenario", "nope"}, 2, nil, `unknown scenario "nope"`},
 		{"bad flag", []string{"-bogus"}, 2, nil, "flag provided but not defined"},
 		{"short duration", []string{"-duration", "10s"}, 2, nil, "shorter than a minute"},

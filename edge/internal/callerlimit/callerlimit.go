@@ -4,9 +4,10 @@
 //
 // The limits are cluster-wide. An edge enforces its share of each, the
 // limit divided by the number of live edges, rounded up, and never less
-// than 1 for a limit that is set (R-HEAD-7; see Share). The live-edge count
-// is read on every Acquire, so a share follows the cluster as it grows and
-// shrinks; a standalone edge (count 1) enforces the whole limit.
+// than 1 for a limit that is set (R-HEAD-7; routing.Share, the one rule
+// for every shared limit). The live-edge count is read on every Acquire,
+// so a share follows the cluster as it grows and shrinks; a standalone
+// edge (count 1) enforces the whole limit.
 //
 // rpm is a token bucket (golang.org/x/time/rate): it holds at most the
 // edge's share of tokens (the burst) and refills at share/60 tokens per
@@ -93,17 +94,6 @@ const (
 	// sweepEvery is how often Acquire drops idle entries.
 	sweepEvery = 10 * time.Second
 )
-
-// Share is an edge's share of a cluster-wide limit with edges live edges:
-// the limit divided by edges, rounded up (R-HEAD-7). A count below 1 counts
-// as 1; a limit of 0 (none) has share 0.
-func Share(limit int64, edges int) int64 {
-	if limit <= 0 {
-		return 0
-	}
-	n := int64(max(edges, 1))
-	return (limit + n - 1) / n
-}
 
 // Limiter holds the state of every tenant and key limited on this edge. It
 // is safe for concurrent use.
@@ -214,8 +204,8 @@ func (e *entry) update(limits routing.CallerLimits, edges int, now time.Time) {
 		return
 	}
 	e.limits, e.edges = limits, edges
-	e.mifShare = Share(limits.MaxInFlight, edges)
-	rpm := Share(limits.RPM, edges)
+	e.mifShare = routing.Share(limits.MaxInFlight, edges)
+	rpm := routing.Share(limits.RPM, edges)
 	switch {
 	case rpm == 0:
 		e.bucket = nil

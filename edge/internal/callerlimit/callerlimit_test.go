@@ -62,8 +62,8 @@ func refuse(t *testing.T, l *Limiter, tb *routing.Table, k *routing.Key, want Li
 	return r
 }
 
-// R-HEAD-7: a share is the limit over the live edges, rounded up, at least
-// the whole limit over one edge.
+// R-HEAD-7: caller limits use routing.Share: the limit over the live
+// edges, rounded up, the whole limit over one edge.
 func TestShareRHEAD7(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -71,7 +71,7 @@ func TestShareRHEAD7(t *testing.T) {
 		edges int
 		want  int64
 	}{{5, 2, 3}, {5, 1, 5}, {5, 0, 5}, {5, -3, 5}, {1, 3, 1}, {6, 3, 2}, {7, 3, 3}, {0, 2, 0}, {100_000_000, 7, 14_285_715}} {
-		if got := Share(tc.limit, tc.edges); got != tc.want {
+		if got := routing.Share(tc.limit, tc.edges); got != tc.want {
 			t.Errorf("Share(%d, %d) = %d, want %d", tc.limit, tc.edges, got, tc.want)
 		}
 	}

@@ -198,6 +198,9 @@ func New(o Options) (*Edge, error) {
 		now: o.Now, log: o.Log, interval: o.ViewInterval, heartbeat: o.ViewHeartbeat,
 		open: func() bool { return e.viewsKV.Load() != nil }}
 	e.live = newLiveEdges(natsnames.Token(o.EdgeID), o.liveWindow, o.Now, o.Log)
+	if o.States != nil {
+		e.live.onChange = o.States.ShareAmong // R-HEAD-7: members' declared limits are shared too
+	}
 	e.cmds = &commands{reg: o.Registry, states: o.States, log: o.Log, pub: o.ConfigPublicKey, now: o.Now}
 	return e, nil
 }

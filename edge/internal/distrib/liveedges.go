@@ -43,6 +43,9 @@ type liveEdges struct {
 	mu   sync.Mutex
 	seen map[string]time.Time // other edges' tokens → their newest put
 	n    atomic.Int64
+	// onChange, when set, is told every new count (the member states'
+	// ShareAmong, R-HEAD-7). Called from the counting goroutine only.
+	onChange func(n int)
 }
 
 func newLiveEdges(self string, window time.Duration, now func() time.Time, log *slog.Logger) *liveEdges {
@@ -93,6 +96,9 @@ func (l *liveEdges) recount() {
 	l.mu.Unlock()
 	if old := l.n.Swap(n); old != n {
 		l.log.Info("live edges changed", "live_edges", n, "was", old)
+		if l.onChange != nil {
+			l.onChange(int(n))
+		}
 	}
 }
 

@@ -23,6 +23,10 @@ func TestLiveEdgesFromViewsRHEAD7(t *testing.T) {
 	fast := func(o *Options) { o.ViewHeartbeat = 100 * time.Millisecond; o.liveWindow = time.Second }
 	ns, a, b, fakes := twoEdges(t, fast)
 	waitFor(t, 5*time.Second, "each edge counting 2", func() bool { return a.LiveEdges() == 2 && b.LiveEdges() == 2 })
+	// The members' declared limits are shared among the same count.
+	waitFor(t, 5*time.Second, "each edge's member states sharing among 2", func() bool {
+		return a.states.LiveEdges() == 2 && b.states.LiveEdges() == 2
+	})
 
 	// A tenant rpm of 2 over 2 edges: 1 per edge.
 	snap := tenantSnap(t, 2, fakes["m0"].URL(), fakes["m1"].URL())
@@ -41,7 +45,7 @@ func TestLiveEdgesFromViewsRHEAD7(t *testing.T) {
 	if err := b.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "A counting 1 after B stopped", func() bool { return a.LiveEdges() == 1 })
+	waitFor(t, 5*time.Second, "A counting 1 after B stopped", func() bool { return a.LiveEdges() == 1 && a.states.LiveEdges() == 1 })
 }
 
 // The count is made with the edge's own NATS permissions for WEIR_VIEWS

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -128,6 +129,10 @@ func memberView(s routing.View, r *routing.Record, m *routing.Member, edgeID str
 		EdgeId: edgeID, TenantId: r.TenantID, RecordId: r.ID, RecordName: r.Name, MemberName: m.Name,
 		Headroom: s.Headroom, LastStatus: uint32(max(s.LastStatus, 0)), Spent: s.Spent, Disabled: s.Disabled,
 		InFlight: uint32(max(s.InFlight, 0)), Counters: s.Counters, ConsecutiveRefusals: uint32(max(s.Streak, 0)),
+		// R-CAP-1, R-HEAD-6, R-HEAD-7: "in flight 3/5, today 120/1000" on
+		// this edge, against its shares of the declared limits.
+		MaxInFlight: uint32(min(max(s.MaxInFlight, 0), math.MaxUint32)), RequestsToday: uint64(max(s.RequestsToday, 0)),
+		RpdShare: uint64(max(s.RPDShare, 0)), WireFormat: m.Format().String(),
 	}
 	if !s.LastAt.IsZero() {
 		mv.LastStatusAt = timestamppb.New(s.LastAt)

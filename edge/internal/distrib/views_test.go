@@ -57,3 +57,20 @@ func TestViewsPutOnChange(t *testing.T) {
 		t.Fatalf("edge B reports a cooldown it never saw: %v", vb)
 	}
 }
+
+// R-CAP-1, R-HEAD-6, R-HEAD-7: a member's view carries this edge's
+// in-flight count against its cap and today's requests against its rpd
+// share, so the control plane can show "in flight 3/5, today 120/1000".
+func TestMemberViewLimits(t *testing.T) {
+	t.Parallel()
+	r := &routing.Record{ID: "rec-1", Name: "pool", TenantID: testTenant, Wire: routing.WireOpenAI}
+	m := &routing.Member{ID: "rec-1/a", Name: "a", Record: r, Wire: routing.WireGemini}
+	mv := memberView(routing.View{InFlight: 3, MaxInFlight: 5, RequestsToday: 120, RPDShare: 1000}, r, m, "edge-a")
+	if mv.GetInFlight() != 3 || mv.GetMaxInFlight() != 5 || mv.GetRequestsToday() != 120 || mv.GetRpdShare() != 1000 || mv.GetWireFormat() != "gemini" {
+		t.Fatalf("view %v", mv)
+	}
+	mv = memberView(routing.View{InFlight: -1, MaxInFlight: -2, RequestsToday: -3}, r, m, "edge-a")
+	if mv.GetInFlight() != 0 || mv.GetMaxInFlight() != 0 || mv.GetRequestsToday() != 0 || mv.GetRpdShare() != 0 {
+		t.Fatalf("negative counts shown as %v", mv)
+	}
+}

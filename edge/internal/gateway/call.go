@@ -109,6 +109,11 @@ type callRun struct {
 	// relayed answer (or a cut stream's error event), a passed-through
 	// upstream answer, or the gateway's own error.
 	delivered bool
+	// slot is the in-flight slot of the member the current attempt went
+	// to (R-CAP-1), nil when none is held or the member has no cap. It is
+	// held until the call's answer has ended or was cut, and given back
+	// when the attempt fails over (releaseSlot).
+	slot *memberSlot
 }
 
 // serveCall runs one call from its caller's request to its one answer
@@ -122,6 +127,10 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 	defer c.finish()
 	defer c.recoverPanic()
 
+	defer c.releaseSlot() // R-CAP-1: on every return and panic
+	if g.cfg.LiveEdges != nil {
+		g.cfg.States.ShareAmong(g.cfg.LiveEdges()) // R-HEAD-7
+	}
 	c.table, c.key = g.cfg.Registry.Lookup(apiKey(r.Header))
 	if c.table == nil {
 		c.fail(invalidKey())
@@ -247,9 +256,21 @@ func (c *callRun) answer(job jobMemory) {
 // job is the job's previous member, for R-SEE-3's cache report.
 func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 	for {
+		c.releaseSlot() // a failed-over attempt's member gets its slot back
 		step, ok := c.call.Next(c.gw.cfg.Now())
 		if !ok {
 			return false
+		}
+		if len(step.Full) > 0 {
+			// R-CAP-1: every member that may take the call is full.
+			m, proceed := c.waitSlot(ctx, step)
+			if !proceed {
+				if ctx.Err() != nil {
+					return false
+				}
+				continue
+			}
+			step = routing.Step{Member: m}
 		}
 		if step.Wait > 0 {
 			t := time.NewTimer(step.Wait)
@@ -264,6 +285,10 @@ func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 			c.call.Report(routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, nil, c.gw.cfg.Now())
 			return false
 		}
+		if c.slot == nil && !c.takeSlot(step.Member) {
+			c.call.Full() // another call took its last slot since Next
+			continue
+		}
 		switch c.try(ctx, step.Member, len(c.call.Attempts)-1, job) {
 		case tryDelivered:
 			return true
@@ -271,6 +296,46 @@ func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 			return false
 		}
 	}
+}
+
+// takeSlot takes a slot of m for the attempt about to go to it (R-CAP-1);
+// false when m is full.
+func (c *callRun) takeSlot(m *routing.Member) bool {
+	s, ok := c.gw.slots.take(m, c.gw.cfg.States.MaxInFlight(m))
+	c.slot = s
+	return ok
+}
+
+// waitSlot waits, first come first served, up to step.Wait for a slot of
+// one of step.Full (R-CAP-1) and makes that member the pending attempt. It
+// returns the member and true when the attempt may go to it; false when
+// none freed in time (the call is then busy, R-END-7), the call's context
+// ended, or the member may no longer take the call (ask Next again).
+func (c *callRun) waitSlot(ctx context.Context, step routing.Step) (*routing.Member, bool) {
+	g := c.gw
+	caps := make([]int64, len(step.Full))
+	for i, m := range step.Full {
+		caps[i] = g.cfg.States.MaxInFlight(m)
+	}
+	s, m, ok := g.slots.wait(ctx, step.Full, caps, step.Wait)
+	if !ok {
+		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			c.call.Busy(step.Full)
+		}
+		return nil, false
+	}
+	c.slot = s
+	if !c.call.Take(m, g.cfg.Now()) {
+		c.releaseSlot()
+		return nil, false
+	}
+	return m, true
+}
+
+// releaseSlot gives back the slot the call holds, if any (exactly once).
+func (c *callRun) releaseSlot() {
+	c.slot.release()
+	c.slot = nil
 }
 
 // tryResult says how the attempt loop goes on after one try.

@@ -68,9 +68,10 @@ type Config struct {
 	// routing.KeepAliveInterval. Tests shorten it.
 	KeepAlive time.Duration
 	// LiveEdges counts the live edges of the cluster (at least 1), so that
-	// this edge enforces its share of each caller limit (R-CAP-2,
-	// R-HEAD-7). It is called on every call and must be cheap (an atomic
-	// load). Nil means 1: a standalone edge enforces whole limits.
+	// this edge enforces its share of each caller limit (R-CAP-2) and of
+	// each member's declared limits (R-HEAD-7: the gateway hands it to
+	// States.ShareAmong). It is called on every call and must be cheap (an
+	// atomic load). Nil means 1: a standalone edge enforces whole limits.
 	LiveEdges func() int
 }
 
@@ -80,6 +81,8 @@ type Gateway struct {
 	mux    *http.ServeMux
 	body   *bodyReader
 	limits *callerlimit.Limiter
+	// slots are the members' in-flight slots (R-CAP-1).
+	slots *capacity
 }
 
 // New returns a gateway; cfg.Registry, cfg.Adapters and cfg.Transport are
@@ -125,7 +128,8 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Metrics = NewMetrics()
 	}
 	g := &Gateway{cfg: cfg, mux: http.NewServeMux(), body: newBodyReader(cfg.MaxBodyBytes, cfg.BodyTimeout),
-		limits: callerlimit.New(cfg.LiveEdges, cfg.Now)}
+		limits: callerlimit.New(cfg.LiveEdges, cfg.Now), slots: newCapacity()}
+	cfg.States.UseSlots(g.slots)
 	g.mux.HandleFunc("POST /v1/chat/completions", g.endpoint(routing.EndpointChatCompletions))
 	g.mux.HandleFunc("POST /v1/embeddings", g.endpoint(routing.EndpointEmbeddings))
 	g.mux.HandleFunc("POST /v1/responses", g.endpoint(routing.EndpointResponses))

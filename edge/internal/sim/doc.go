@@ -63,4 +63,15 @@
 // turn); and cost (routing.Settlement of every answer's usage at the
 // serving member's prices, summed in integer nano-dollars, printed in
 // dollars rounded to four decimals).
+//
+// # Two edges, one member
+//
+// The scenario two-edges-shared is of another kind (Scenario.Shared): two
+// edges, each with its own routing.States and slots, route to one pool of
+// a member that declares rpm and max_in_flight and a member without
+// limits. It runs twice on the same arrivals: with Weir's rule, each edge
+// counting against its share of the declared limits (routing.Share over 2
+// live edges, R-HEAD-7), and with each edge counting against the whole
+// limit; it prints the peak requests per minute (any 60 s) and the peak in
+// flight the limited member saw, against what it declared.
 package sim

@@ -16,6 +16,8 @@ const (
 	evDispatch
 	// evAnswer: a member's answer to an attempt reaches the edge.
 	evAnswer
+	// evRun: run the event's func (the two-edges run's events).
+	evRun
 )
 
 // event is one entry of the virtual clock's queue.
@@ -26,6 +28,7 @@ type event struct {
 	job  *jobRun
 	call *callRun
 	ans  *answer
+	run  func()
 }
 
 // eventQueue is a min-heap of events by time, then by insertion order, so

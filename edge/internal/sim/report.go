@@ -127,6 +127,9 @@ type Result struct {
 	Jobs, Turns int
 	// Policies are Weir's stats, then round robin's, then weighted random's.
 	Policies []Stats
+	// Shared is a shared scenario's stats instead (Scenario.Shared): Weir's
+	// share counting, then per-edge counting.
+	Shared []SharedStats
 }
 
 // Run plays one scenario's workload through Weir's policy and both
@@ -135,6 +138,9 @@ type Result struct {
 func Run(ctx context.Context, sc Scenario, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
+	}
+	if sc.Shared != nil {
+		return runShared(ctx, sc, cfg)
 	}
 	jobs := NewWorkload(cfg.Seed, sc.Demand*float64(sc.Capacity()), cfg.Duration)
 	res := Result{Scenario: sc, Config: cfg, Jobs: len(jobs)}
@@ -157,6 +163,11 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (Result, error) {
 func (r Result) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	sc := r.Scenario
+	if sc.Shared != nil {
+		r.writeShared(&b)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	fmt.Fprintf(&b, "### %s\n\n", sc.Title)
 	var ms []string
 	for _, m := range sc.Members {

@@ -41,6 +41,10 @@ type Scenario struct {
 	// ServerErrorRate is the share of admitted attempts a member answers
 	// with a 5xx (500, 503, or 529 on anthropic).
 	ServerErrorRate float64
+	// Shared, when set, makes this a run of several edges sharing one
+	// pool (R-HEAD-7) instead of one edge against baselines; Demand,
+	// Members and ServerErrorRate are then unused.
+	Shared *SharedSpec
 }
 
 // Capacity is the pool's tokens per minute, counting only members whose
@@ -85,6 +89,9 @@ func Scenarios() []Scenario {
 		{ID: "1.0x-spent", Title: "1.0x one member spent", Wire: routing.WireOpenAI, Demand: 1.0, Members: spent, ServerErrorRate: errRate},
 		{ID: "1.5x", Title: "1.5x overload", Wire: routing.WireOpenAI, Demand: 1.5, Members: equal(4, 400_000, 100), ServerErrorRate: errRate},
 		{ID: "2.0x", Title: "2.0x overload, uneven weights", Wire: routing.WireAnthropic, Demand: 2.0, Members: uneven, ServerErrorRate: errRate},
+		{ID: "two-edges-shared", Title: "Two edges sharing one member's declared limits (R-HEAD-7)", Wire: routing.WireOpenAI,
+			Shared: &SharedSpec{Edges: 2, RPM: 60, MaxInFlight: 4, Weight: 100, PerEdgeRPM: 120,
+				MinLatency: time.Second, MaxLatency: 3 * time.Second}},
 	}
 }
 

@@ -22,7 +22,7 @@ var beatSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
 func TestWeirBeatsBaselines(t *testing.T) {
 	t.Parallel()
 	for _, sc := range Scenarios() {
-		if sc.Demand > 1 {
+		if sc.Demand > 1 || sc.Shared != nil {
 			continue
 		}
 		for _, seed := range beatSeeds {
@@ -86,6 +86,9 @@ func TestDeterministic(t *testing.T) {
 func TestEveryTurnIsACall(t *testing.T) {
 	t.Parallel()
 	for _, sc := range Scenarios() {
+		if sc.Shared != nil {
+			continue // TestTwoEdgesShared
+		}
 		t.Run(sc.ID, func(t *testing.T) {
 			t.Parallel()
 			res, err := Run(context.Background(), sc, Config{Seed: 9, Duration: 2 * time.Minute})
@@ -293,6 +296,81 @@ func TestDollars(t *testing.T) {
 	for n, want := range map[routing.Nanos]string{0: "0.0000", 49_999: "0.0000", 50_000: "0.0001", 1_234_567_890: "1.2346", 12_000_000_000: "12.0000"} {
 		if got := dollars(n); got != want {
 			t.Errorf("dollars(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+// R-HEAD-7, R-CAP-1: two edges sharing one member. Counting against its
+// share (limit ÷ live edges), the member never gets more than its declared
+// rpm in any 60 s nor more than its max_in_flight at once; each edge
+// counting against the whole limit sends it up to about twice both.
+func TestTwoEdgesShared_RHEAD7(t *testing.T) {
+	t.Parallel()
+	var sc Scenario
+	for _, s := range Scenarios() {
+		if s.ID == "two-edges-shared" {
+			sc = s
+		}
+	}
+	if sc.Shared == nil {
+		t.Fatal("no two-edges-shared scenario")
+	}
+	sp := sc.Shared
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		res, err := Run(context.Background(), sc, Config{Seed: seed, Duration: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Shared) != 2 || res.Shared[0].Policy != CountingShare || res.Shared[1].Policy != CountingPerEdge {
+			t.Fatalf("policies %+v", res.Shared)
+		}
+		share, perEdge := res.Shared[0], res.Shared[1]
+		if share.Calls != perEdge.Calls || share.Calls == 0 {
+			t.Fatalf("seed %d: %d and %d calls", seed, share.Calls, perEdge.Calls)
+		}
+		if share.PeakRPM > sp.RPM || share.PeakInFlight > sp.MaxInFlight {
+			t.Errorf("seed %d: share counting sent %d/min and %d at once, declared %d and %d", seed, share.PeakRPM, share.PeakInFlight, sp.RPM, sp.MaxInFlight)
+		}
+		// The demand is well above the limits: the share is used.
+		if share.PeakRPM < sp.RPM*9/10 || share.PeakInFlight < sp.MaxInFlight-1 {
+			t.Errorf("seed %d: share counting used only %d/min and %d at once", seed, share.PeakRPM, share.PeakInFlight)
+		}
+		if perEdge.PeakRPM < sp.RPM*3/2 || perEdge.PeakInFlight <= sp.MaxInFlight || perEdge.PeakRPM > 2*sp.RPM || perEdge.PeakInFlight > 2*sp.MaxInFlight {
+			t.Errorf("seed %d: per-edge counting sent %d/min and %d at once; want up to about twice %d and %d", seed, perEdge.PeakRPM, perEdge.PeakInFlight, sp.RPM, sp.MaxInFlight)
+		}
+		var b strings.Builder
+		if err := res.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"### Two edges sharing", "| " + CountingShare + " |", "| " + CountingPerEdge + " |", "declared max_in_flight"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("table lacks %q:\n%s", want, b.String())
+			}
+		}
+	}
+}
+
+func TestPeakPerMinute(t *testing.T) {
+	t.Parallel()
+	at := func(secs ...float64) []time.Time {
+		var out []time.Time
+		for _, s := range secs {
+			out = append(out, epoch().Add(time.Duration(s*float64(time.Second))))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		ts   []time.Time
+		want int64
+	}{
+		{nil, 0},
+		{at(0), 1},
+		{at(0, 59.9, 60), 2},   // 0 and 60 are a whole minute apart
+		{at(30, 0, 59, 10), 4}, // unsorted
+		{at(0, 1, 61, 62, 63), 3},
+	} {
+		if got := peakPerMinute(tc.ts); got != tc.want {
+			t.Errorf("peakPerMinute(%v) = %d, want %d", tc.ts, got, tc.want)
 		}
 	}
 }
