@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -108,5 +109,43 @@ func TestHealthShowsCapsAndFormat(t *testing.T) {
 	}
 	if got := text(find(t, find(t, doc, "health-member-p-m1"), "member-format")); got != "gemini" {
 		t.Errorf("format %q", got)
+	}
+}
+
+// R-SEC-1 and the Vertex preset: a service account key is set through its
+// own form, checked (JSON of a service account, bounded, its token_uri
+// host among the bound hosts) and never sent back.
+func TestServiceAccountKeyForm(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.login(t, tadmA)
+	doc := b.page(t, "/console/secrets", http.StatusOK)
+	if attr(find(t, doc, "input-sa-key-file"), "type") != "file" {
+		t.Error("no file input")
+	}
+	key := `{"type":"service_account","client_email":"x@p.iam.gserviceaccount.com","private_key":"-----BEGIN PRIVATE KEY-----\nSECRETBITS\n-----END PRIVATE KEY-----\n","token_uri":"https://oauth2.googleapis.com/token"}`
+	form := func(value, hosts string) url.Values {
+		return url.Values{"kind": {"google-service-account"}, "name": {"sa"}, "value": {value}, "hosts": {hosts}}
+	}
+
+	doc = b.submit(t, "/console/secrets", form(key, "europe-west4-aiplatform.googleapis.com"), http.StatusUnprocessableEntity)
+	if got := text(find(t, doc, "problem-sa-hosts")); !strings.Contains(got, "oauth2.googleapis.com") {
+		t.Errorf("hosts problem %q", got)
+	}
+	if strings.Contains(string(b.Last), "SECRETBITS") {
+		t.Error("the key is sent back")
+	}
+	for _, bad := range []string{"not json", `{"type":"authorized_user"}`, strings.Repeat(" ", 64<<10+1)} {
+		doc = b.submit(t, "/console/secrets", form(bad, "oauth2.googleapis.com"), http.StatusUnprocessableEntity)
+		find(t, doc, "problem-sa-key")
+	}
+
+	doc = b.submit(t, "/console/secrets", form(key, "oauth2.googleapis.com, europe-west4-aiplatform.googleapis.com"), http.StatusOK)
+	find(t, doc, "flash-ok")
+	if got := text(find(t, find(t, doc, "secret-sa"), "secret-hosts")); !strings.Contains(got, "oauth2.googleapis.com") {
+		t.Errorf("hosts %q", got)
+	}
+	if strings.Contains(string(b.Last), "SECRETBITS") {
+		t.Error("the key is shown")
 	}
 }
