@@ -82,9 +82,12 @@ type HealthRecord struct {
 
 // HealthMember is one row of a grid; Cells follow HealthView.Edges.
 type HealthMember struct {
-	Name  string
-	Off   bool
-	Cells []HealthCell
+	Name string
+	Off  bool
+	// Format is the member's wire format as the edges report it ("gemini";
+	// "" when no edge has a view of it).
+	Format string
+	Cells  []HealthCell
 }
 
 // HealthCell is one edge's view of one member (R-OBS-1).
@@ -108,9 +111,18 @@ type HealthCell struct {
 	Spent        bool
 	Disabled     bool
 	InFlight     int
-	Refusals     int
-	ObservedAt   time.Time
-	Counters     []Counter
+	// MaxInFlight is the member's cap on that edge (its share of the
+	// declared max_in_flight, R-CAP-1); 0: none.
+	MaxInFlight int
+	// RequestsToday counts that edge's calls to the member in the current
+	// day of the record's day_zone; RPDShare is the edge's share of the
+	// declared rpd (R-HEAD-6), 0: none.
+	RequestsToday, RPDShare uint64
+	// Format is the member's wire format on that edge.
+	Format     string
+	Refusals   int
+	ObservedAt time.Time
+	Counters   []Counter
 }
 
 // Dim is one rate-limit dimension's headroom.
@@ -243,3 +255,21 @@ func boolAttr(b bool) string {
 }
 
 func int64s(n int64) string { return strconv.FormatInt(n, 10) }
+
+// inFlightText is "3 in flight", or "3/5 in flight" against a cap
+// (R-CAP-1).
+func (c HealthCell) inFlightText() string {
+	if c.MaxInFlight > 0 {
+		return strconv.Itoa(c.InFlight) + "/" + strconv.Itoa(c.MaxInFlight) + " in flight"
+	}
+	return strconv.Itoa(c.InFlight) + " in flight"
+}
+
+// todayText is "120/1000 today" against the edge's rpd share (R-HEAD-6),
+// "120 today" without one.
+func (c HealthCell) todayText() string {
+	if c.RPDShare > 0 {
+		return strconv.FormatUint(c.RequestsToday, 10) + "/" + strconv.FormatUint(c.RPDShare, 10) + " today"
+	}
+	return strconv.FormatUint(c.RequestsToday, 10) + " today"
+}

@@ -67,7 +67,11 @@ type MemberForm struct {
 	Preset                                    string
 	BaseURL, KeySecret, Region, Weight, Order string
 	RPM, InputTPM, OutputTPM                  string
-	Models, Account, APIVersion               string
+	// RPD and MaxInFlight are the member's daily and concurrency limits
+	// (R-HEAD-6, R-CAP-1); Wire its own wire format ("": the record's,
+	// R-FMT-4).
+	RPD, MaxInFlight, Wire      string
+	Models, Account, APIVersion string
 	// Auth is the member's own auth (Kind "" with no header: the
 	// record's); AuthInherit labels that choice with the record's auth.
 	Auth        AuthForm

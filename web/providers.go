@@ -86,7 +86,10 @@ type ProviderForm struct {
 	Kind, Preset, Wire                 string
 	BaseURL, KeySecret, Models, Region string
 	RPM, InputTPM, OutputTPM           string
-	Recovery                           RecoveryForm
+	// RPD and MaxInFlight are a plain record's daily and concurrency
+	// limits (R-HEAD-6, R-CAP-1); DayZone the zone rpd counts in.
+	RPD, MaxInFlight, DayZone string
+	Recovery                  RecoveryForm
 	// Members are the pool's member rows (blank rows are ignored).
 	Members  []NewMember
 	Problems Problems
@@ -112,6 +115,7 @@ func PresetOptions(selected string) []Option {
 	return options(selected, [][2]string{
 		{"", "(none)"}, {"openai", "openai (OpenAI)"}, {"azure-openai", "azure-openai (Azure OpenAI)"}, {"anthropic", "anthropic (Anthropic)"},
 		{"bedrock", "bedrock (Amazon Bedrock)"}, {"vllm", "vllm (vLLM, OpenAI-compatible)"},
+		{"gemini", "gemini (Gemini API)"}, {"vertex", "vertex (Vertex AI, service account)"},
 	})
 }
 
@@ -119,6 +123,16 @@ func PresetOptions(selected string) []Option {
 // each by its word.
 func WireOptions(selected string) []Option {
 	vals := [][2]string{{"", "(from the preset)"}}
+	for _, w := range formats.WireFormats.All() {
+		vals = append(vals, [2]string{w.Word, w.Word})
+	}
+	return options(selected, vals)
+}
+
+// MemberWireOptions are the wire formats a member form offers: its own,
+// or "" for the record's (R-FMT-4).
+func MemberWireOptions(selected string) []Option {
+	vals := [][2]string{{"", "(the record's, or the preset's)"}}
 	for _, w := range formats.WireFormats.All() {
 		vals = append(vals, [2]string{w.Word, w.Word})
 	}

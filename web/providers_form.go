@@ -69,10 +69,13 @@ type RecordForm struct {
 	RateLimitHeaders, Priority, DefaultMaxOut string
 	Account, APIVersion                       string
 	RPM, InputTPM, OutputTPM                  string
-	Internal                                  bool
-	Auth                                      AuthForm
-	Prices                                    []PriceRow
-	Recovery                                  RecoveryForm
+	// RPD and MaxInFlight are a plain record's (R-HEAD-6, R-CAP-1);
+	// DayZone, the IANA zone rpd counts in, any record's.
+	RPD, MaxInFlight, DayZone string
+	Internal                  bool
+	Auth                      AuthForm
+	Prices                    []PriceRow
+	Recovery                  RecoveryForm
 
 	Problems Problems
 	// Warnings are R-SEC-4 warnings found before saving.

@@ -12,7 +12,7 @@ INSERT INTO calls (
     reserved_nanos, cost_nanos, cost_flagged, job_hash,
     cache_job_hash, cache_previous_member, cache_member, cache_miss,
     cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos,
-    started_at, duration_ms
+    started_at, duration_ms, member_format, translated
 ) VALUES (
     @call_id, @tenant_id, sqlc.narg(key_id)::uuid, @edge_id, @endpoint, @model, @stream, sqlc.narg(record_id)::uuid,
     @record_name, @member_name, @status, @outcome, @error_code,
@@ -20,7 +20,7 @@ INSERT INTO calls (
     @reserved_nanos, @cost_nanos, @cost_flagged, @job_hash,
     @cache_job_hash, @cache_previous_member, @cache_member, @cache_miss,
     @cache_previous_cached_input_tokens, @cache_estimated_miss_cost_nanos,
-    @started_at, @duration_ms
+    @started_at, @duration_ms, @member_format, @translated
 )
 ON CONFLICT (call_id) DO NOTHING;
 

@@ -30,14 +30,14 @@ WITH ins AS (
         reserved_nanos, cost_nanos, cost_flagged, job_hash,
         cache_job_hash, cache_previous_member, cache_member, cache_miss,
         cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos,
-        started_at, duration_ms)
+        started_at, duration_ms, member_format, translated)
     SELECT c.call_id, c.tenant_id, k.id, c.edge_id, c.endpoint, c.model, c.stream, c.record_id,
         c.record_name, c.member_name, c.status, c.outcome, c.error_code,
         c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens,
         c.reserved_nanos, c.cost_nanos, c.cost_flagged, c.job_hash,
         c.cache_job_hash, c.cache_previous_member, c.cache_member, c.cache_miss,
         c.cache_previous_cached_input_tokens, c.cache_estimated_miss_cost_nanos,
-        c.started_at, c.duration_ms
+        c.started_at, c.duration_ms, c.member_format, c.translated
     FROM (SELECT unnest(@call_id::text[]) AS call_id,
                  unnest(@tenant_id::uuid[]) AS tenant_id,
                  unnest(@key_id::uuid[]) AS key_id,
@@ -66,7 +66,9 @@ WITH ins AS (
                  unnest(@cache_previous_cached_input_tokens::int8[]) AS cache_previous_cached_input_tokens,
                  unnest(@cache_estimated_miss_cost_nanos::int8[]) AS cache_estimated_miss_cost_nanos,
                  unnest(@started_at::timestamptz[]) AS started_at,
-                 unnest(@duration_ms::int8[]) AS duration_ms) AS c
+                 unnest(@duration_ms::int8[]) AS duration_ms,
+                 unnest(@member_format::text[]) AS member_format,
+                 unnest(@translated::bool[]) AS translated) AS c
     JOIN tenants t ON t.id = c.tenant_id
     LEFT JOIN api_keys k ON k.id = c.key_id AND k.tenant_id = c.tenant_id
     ON CONFLICT (call_id) DO NOTHING

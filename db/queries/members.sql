@@ -7,14 +7,16 @@ INSERT INTO pool_members (
     auth_kind, auth_header, aws_service, aws_region, access_key_secret,
     token_url, client_id, client_secret_secret, oauth_scopes, key_secret,
     region, retains_data, tags, rpm, input_tpm, output_tpm,
-    weight, "order", model_map, models, off, account, api_version
+    weight, "order", model_map, models, off, account, api_version,
+    wire_format, rpd, max_in_flight
 )
 SELECT
     r.id, r.scope, @name, @preset, @base_url,
     sqlc.narg(auth_kind), sqlc.narg(auth_header), @aws_service, @aws_region, sqlc.narg(access_key_secret),
     @token_url, @client_id, sqlc.narg(client_secret_secret), @oauth_scopes, sqlc.narg(key_secret),
     sqlc.narg(region), sqlc.narg(retains_data), @tags, sqlc.narg(rpm), sqlc.narg(input_tpm), sqlc.narg(output_tpm),
-    @weight, sqlc.arg('order'), @model_map, @models, @off, sqlc.narg(account), sqlc.narg(api_version)
+    @weight, sqlc.arg('order'), @model_map, @models, @off, sqlc.narg(account), sqlc.narg(api_version),
+    sqlc.narg(wire_format), sqlc.narg(rpd), sqlc.narg(max_in_flight)
 FROM provider_records r
 WHERE r.scope = owner_scope(sqlc.narg(tenant_id)::uuid) AND r.name = @record_name
 RETURNING *;
@@ -32,6 +34,7 @@ UPDATE pool_members SET
     rpm = sqlc.narg(rpm), input_tpm = sqlc.narg(input_tpm), output_tpm = sqlc.narg(output_tpm),
     weight = @weight, "order" = sqlc.arg('order'), model_map = @model_map, models = @models, off = @off,
     account = sqlc.narg(account), api_version = sqlc.narg(api_version),
+    wire_format = sqlc.narg(wire_format), rpd = sqlc.narg(rpd), max_in_flight = sqlc.narg(max_in_flight),
     updated_at = now()
 WHERE record_id = (
     SELECT r.id FROM provider_records r

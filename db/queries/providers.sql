@@ -6,7 +6,7 @@ INSERT INTO provider_records (
     rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions,
     rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms,
     cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output,
-    priority, account, api_version
+    priority, account, api_version, rpd, max_in_flight, day_zone
 ) VALUES (
     sqlc.narg(tenant_id)::uuid, @name, @internal, @pool, @wire_format, @preset, sqlc.narg(base_url),
     @auth_kind, @auth_header, @aws_service, @aws_region, sqlc.narg(access_key_secret),
@@ -14,7 +14,7 @@ INSERT INTO provider_records (
     @rpm, @input_tpm, @output_tpm, @region, @retains_data, @tags, @allowed_regions,
     @rate_limit_headers, @max_attempts, sqlc.narg(call_deadline_ms), sqlc.narg(attempt_deadline_ms),
     sqlc.narg(cooldown_base_ms), sqlc.narg(cooldown_max_ms), sqlc.narg(max_wait_ms), @default_max_output,
-    @priority, @account, @api_version
+    @priority, @account, @api_version, @rpd, @max_in_flight, @day_zone
 )
 RETURNING *;
 
@@ -36,6 +36,7 @@ UPDATE provider_records SET
     cooldown_base_ms = sqlc.narg(cooldown_base_ms), cooldown_max_ms = sqlc.narg(cooldown_max_ms),
     max_wait_ms = sqlc.narg(max_wait_ms), default_max_output = @default_max_output,
     priority = @priority, account = @account, api_version = @api_version,
+    rpd = @rpd, max_in_flight = @max_in_flight, day_zone = @day_zone,
     updated_at = now()
 WHERE scope = owner_scope(sqlc.narg(tenant_id)::uuid) AND name = @name
 RETURNING *;

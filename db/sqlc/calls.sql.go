@@ -12,7 +12,7 @@ import (
 )
 
 const getCall = `-- name: GetCall :one
-SELECT call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id, record_name, member_name, status, outcome, error_code, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reserved_nanos, cost_nanos, cost_flagged, job_hash, cache_job_hash, cache_previous_member, cache_member, cache_miss, cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos, started_at, duration_ms, received_at FROM calls WHERE tenant_id = $1 AND call_id = $2
+SELECT call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id, record_name, member_name, status, outcome, error_code, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reserved_nanos, cost_nanos, cost_flagged, job_hash, cache_job_hash, cache_previous_member, cache_member, cache_miss, cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos, started_at, duration_ms, received_at, member_format, translated FROM calls WHERE tenant_id = $1 AND call_id = $2
 `
 
 type GetCallParams struct {
@@ -54,12 +54,14 @@ func (q *Queries) GetCall(ctx context.Context, arg GetCallParams) (Call, error) 
 		&i.StartedAt,
 		&i.DurationMs,
 		&i.ReceivedAt,
+		&i.MemberFormat,
+		&i.Translated,
 	)
 	return i, err
 }
 
 const getCallWithKey = `-- name: GetCallWithKey :one
-SELECT c.call_id, c.tenant_id, c.key_id, c.edge_id, c.endpoint, c.model, c.stream, c.record_id, c.record_name, c.member_name, c.status, c.outcome, c.error_code, c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reserved_nanos, c.cost_nanos, c.cost_flagged, c.job_hash, c.cache_job_hash, c.cache_previous_member, c.cache_member, c.cache_miss, c.cache_previous_cached_input_tokens, c.cache_estimated_miss_cost_nanos, c.started_at, c.duration_ms, c.received_at, COALESCE(k.name, '')::text AS key_name
+SELECT c.call_id, c.tenant_id, c.key_id, c.edge_id, c.endpoint, c.model, c.stream, c.record_id, c.record_name, c.member_name, c.status, c.outcome, c.error_code, c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reserved_nanos, c.cost_nanos, c.cost_flagged, c.job_hash, c.cache_job_hash, c.cache_previous_member, c.cache_member, c.cache_miss, c.cache_previous_cached_input_tokens, c.cache_estimated_miss_cost_nanos, c.started_at, c.duration_ms, c.received_at, c.member_format, c.translated, COALESCE(k.name, '')::text AS key_name
 FROM calls c
 LEFT JOIN api_keys k ON k.id = c.key_id
 WHERE c.tenant_id = $1 AND c.call_id = $2
@@ -109,6 +111,8 @@ func (q *Queries) GetCallWithKey(ctx context.Context, arg GetCallWithKeyParams) 
 		&i.Call.StartedAt,
 		&i.Call.DurationMs,
 		&i.Call.ReceivedAt,
+		&i.Call.MemberFormat,
+		&i.Call.Translated,
 		&i.KeyName,
 	)
 	return i, err
@@ -123,7 +127,7 @@ INSERT INTO calls (
     reserved_nanos, cost_nanos, cost_flagged, job_hash,
     cache_job_hash, cache_previous_member, cache_member, cache_miss,
     cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos,
-    started_at, duration_ms
+    started_at, duration_ms, member_format, translated
 ) VALUES (
     $1, $2, $3::uuid, $4, $5, $6, $7, $8::uuid,
     $9, $10, $11, $12, $13,
@@ -131,7 +135,7 @@ INSERT INTO calls (
     $18, $19, $20, $21,
     $22, $23, $24, $25,
     $26, $27,
-    $28, $29
+    $28, $29, $30, $31
 )
 ON CONFLICT (call_id) DO NOTHING
 `
@@ -166,6 +170,8 @@ type InsertCallParams struct {
 	CacheEstimatedMissCostNanos    int64              `json:"cache_estimated_miss_cost_nanos"`
 	StartedAt                      pgtype.Timestamptz `json:"started_at"`
 	DurationMs                     int64              `json:"duration_ms"`
+	MemberFormat                   string             `json:"member_format"`
+	Translated                     bool               `json:"translated"`
 }
 
 // Calls and their attempts: what edges report (usage ingest, see
@@ -204,6 +210,8 @@ func (q *Queries) InsertCall(ctx context.Context, arg InsertCallParams) (int64, 
 		arg.CacheEstimatedMissCostNanos,
 		arg.StartedAt,
 		arg.DurationMs,
+		arg.MemberFormat,
+		arg.Translated,
 	)
 	if err != nil {
 		return 0, err
@@ -399,7 +407,7 @@ func (q *Queries) ListCallAttemptsForCalls(ctx context.Context, arg ListCallAtte
 }
 
 const listCallsBetween = `-- name: ListCallsBetween :many
-SELECT call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id, record_name, member_name, status, outcome, error_code, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reserved_nanos, cost_nanos, cost_flagged, job_hash, cache_job_hash, cache_previous_member, cache_member, cache_miss, cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos, started_at, duration_ms, received_at FROM calls
+SELECT call_id, tenant_id, key_id, edge_id, endpoint, model, stream, record_id, record_name, member_name, status, outcome, error_code, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reserved_nanos, cost_nanos, cost_flagged, job_hash, cache_job_hash, cache_previous_member, cache_member, cache_miss, cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos, started_at, duration_ms, received_at, member_format, translated FROM calls
 WHERE tenant_id = $1 AND started_at >= $2 AND started_at < $3
 ORDER BY started_at, call_id
 `
@@ -452,6 +460,8 @@ func (q *Queries) ListCallsBetween(ctx context.Context, arg ListCallsBetweenPara
 			&i.StartedAt,
 			&i.DurationMs,
 			&i.ReceivedAt,
+			&i.MemberFormat,
+			&i.Translated,
 		); err != nil {
 			return nil, err
 		}
@@ -464,7 +474,7 @@ func (q *Queries) ListCallsBetween(ctx context.Context, arg ListCallsBetweenPara
 }
 
 const listCallsFiltered = `-- name: ListCallsFiltered :many
-SELECT c.call_id, c.tenant_id, c.key_id, c.edge_id, c.endpoint, c.model, c.stream, c.record_id, c.record_name, c.member_name, c.status, c.outcome, c.error_code, c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reserved_nanos, c.cost_nanos, c.cost_flagged, c.job_hash, c.cache_job_hash, c.cache_previous_member, c.cache_member, c.cache_miss, c.cache_previous_cached_input_tokens, c.cache_estimated_miss_cost_nanos, c.started_at, c.duration_ms, c.received_at, COALESCE(k.name, '')::text AS key_name
+SELECT c.call_id, c.tenant_id, c.key_id, c.edge_id, c.endpoint, c.model, c.stream, c.record_id, c.record_name, c.member_name, c.status, c.outcome, c.error_code, c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reserved_nanos, c.cost_nanos, c.cost_flagged, c.job_hash, c.cache_job_hash, c.cache_previous_member, c.cache_member, c.cache_miss, c.cache_previous_cached_input_tokens, c.cache_estimated_miss_cost_nanos, c.started_at, c.duration_ms, c.received_at, c.member_format, c.translated, COALESCE(k.name, '')::text AS key_name
 FROM calls c
 LEFT JOIN api_keys k ON k.id = c.key_id
 WHERE c.tenant_id = $1
@@ -565,6 +575,8 @@ func (q *Queries) ListCallsFiltered(ctx context.Context, arg ListCallsFilteredPa
 			&i.Call.StartedAt,
 			&i.Call.DurationMs,
 			&i.Call.ReceivedAt,
+			&i.Call.MemberFormat,
+			&i.Call.Translated,
 			&i.KeyName,
 		); err != nil {
 			return nil, err

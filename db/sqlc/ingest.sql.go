@@ -20,14 +20,14 @@ WITH ins AS (
         reserved_nanos, cost_nanos, cost_flagged, job_hash,
         cache_job_hash, cache_previous_member, cache_member, cache_miss,
         cache_previous_cached_input_tokens, cache_estimated_miss_cost_nanos,
-        started_at, duration_ms)
+        started_at, duration_ms, member_format, translated)
     SELECT c.call_id, c.tenant_id, k.id, c.edge_id, c.endpoint, c.model, c.stream, c.record_id,
         c.record_name, c.member_name, c.status, c.outcome, c.error_code,
         c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens,
         c.reserved_nanos, c.cost_nanos, c.cost_flagged, c.job_hash,
         c.cache_job_hash, c.cache_previous_member, c.cache_member, c.cache_miss,
         c.cache_previous_cached_input_tokens, c.cache_estimated_miss_cost_nanos,
-        c.started_at, c.duration_ms
+        c.started_at, c.duration_ms, c.member_format, c.translated
     FROM (SELECT unnest($2::text[]) AS call_id,
                  unnest($3::uuid[]) AS tenant_id,
                  unnest($4::uuid[]) AS key_id,
@@ -56,7 +56,9 @@ WITH ins AS (
                  unnest($27::int8[]) AS cache_previous_cached_input_tokens,
                  unnest($28::int8[]) AS cache_estimated_miss_cost_nanos,
                  unnest($29::timestamptz[]) AS started_at,
-                 unnest($30::int8[]) AS duration_ms) AS c
+                 unnest($30::int8[]) AS duration_ms,
+                 unnest($31::text[]) AS member_format,
+                 unnest($32::bool[]) AS translated) AS c
     JOIN tenants t ON t.id = c.tenant_id
     LEFT JOIN api_keys k ON k.id = c.key_id AND k.tenant_id = c.tenant_id
     ON CONFLICT (call_id) DO NOTHING
@@ -67,18 +69,18 @@ WITH ins AS (
         reason, latency_ms, cost_nanos, cost_estimated, started_at)
     SELECT a.call_id, a.attempt_index, a.record_name, a.member_name, a.status, a.outcome, a.kind,
         a.reason, a.latency_ms, a.cost_nanos, a.cost_estimated, a.started_at
-    FROM (SELECT unnest($31::text[]) AS call_id,
-                 unnest($32::int4[]) AS attempt_index,
-                 unnest($33::text[]) AS record_name,
-                 unnest($34::text[]) AS member_name,
-                 unnest($35::int4[]) AS status,
-                 unnest($36::text[]) AS outcome,
-                 unnest($37::text[]) AS kind,
-                 unnest($38::text[]) AS reason,
-                 unnest($39::int8[]) AS latency_ms,
-                 unnest($40::int8[]) AS cost_nanos,
-                 unnest($41::bool[]) AS cost_estimated,
-                 unnest($42::timestamptz[]) AS started_at) AS a
+    FROM (SELECT unnest($33::text[]) AS call_id,
+                 unnest($34::int4[]) AS attempt_index,
+                 unnest($35::text[]) AS record_name,
+                 unnest($36::text[]) AS member_name,
+                 unnest($37::int4[]) AS status,
+                 unnest($38::text[]) AS outcome,
+                 unnest($39::text[]) AS kind,
+                 unnest($40::text[]) AS reason,
+                 unnest($41::int8[]) AS latency_ms,
+                 unnest($42::int8[]) AS cost_nanos,
+                 unnest($43::bool[]) AS cost_estimated,
+                 unnest($44::timestamptz[]) AS started_at) AS a
     JOIN ins ON ins.call_id = a.call_id
 ), spend AS (
     SELECT ins.tenant_id, ins.key_id, sum(ins.cost_nanos)::bigint AS amount, count(*) AS n
@@ -122,6 +124,8 @@ type IngestCallsParams struct {
 	CacheEstimatedMissCostNanos    []int64              `json:"cache_estimated_miss_cost_nanos"`
 	StartedAt                      []pgtype.Timestamptz `json:"started_at"`
 	DurationMs                     []int64              `json:"duration_ms"`
+	MemberFormat                   []string             `json:"member_format"`
+	Translated                     []bool               `json:"translated"`
 	AttemptCallID                  []string             `json:"attempt_call_id"`
 	AttemptIndex                   []int32              `json:"attempt_index"`
 	AttemptRecordName              []string             `json:"attempt_record_name"`
@@ -189,6 +193,8 @@ func (q *Queries) IngestCalls(ctx context.Context, arg IngestCallsParams) ([]Ing
 		arg.CacheEstimatedMissCostNanos,
 		arg.StartedAt,
 		arg.DurationMs,
+		arg.MemberFormat,
+		arg.Translated,
 		arg.AttemptCallID,
 		arg.AttemptIndex,
 		arg.AttemptRecordName,

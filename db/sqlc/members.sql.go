@@ -17,17 +17,19 @@ INSERT INTO pool_members (
     auth_kind, auth_header, aws_service, aws_region, access_key_secret,
     token_url, client_id, client_secret_secret, oauth_scopes, key_secret,
     region, retains_data, tags, rpm, input_tpm, output_tpm,
-    weight, "order", model_map, models, off, account, api_version
+    weight, "order", model_map, models, off, account, api_version,
+    wire_format, rpd, max_in_flight
 )
 SELECT
     r.id, r.scope, $1, $2, $3,
     $4, $5, $6, $7, $8,
     $9, $10, $11, $12, $13,
     $14, $15, $16, $17, $18, $19,
-    $20, $21, $22, $23, $24, $25, $26
+    $20, $21, $22, $23, $24, $25, $26,
+    $27, $28, $29
 FROM provider_records r
-WHERE r.scope = owner_scope($27::uuid) AND r.name = $28
-RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at
+WHERE r.scope = owner_scope($30::uuid) AND r.name = $31
+RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at, wire_format, rpd, max_in_flight
 `
 
 type AddPoolMemberParams struct {
@@ -57,6 +59,9 @@ type AddPoolMemberParams struct {
 	Off                bool        `json:"off"`
 	Account            pgtype.Text `json:"account"`
 	APIVersion         pgtype.Text `json:"api_version"`
+	WireFormat         pgtype.Text `json:"wire_format"`
+	RPD                pgtype.Int8 `json:"rpd"`
+	MaxInFlight        pgtype.Int8 `json:"max_in_flight"`
 	TenantID           pgtype.UUID `json:"tenant_id"`
 	RecordName         string      `json:"record_name"`
 }
@@ -92,6 +97,9 @@ func (q *Queries) AddPoolMember(ctx context.Context, arg AddPoolMemberParams) (P
 		arg.Off,
 		arg.Account,
 		arg.APIVersion,
+		arg.WireFormat,
+		arg.RPD,
+		arg.MaxInFlight,
 		arg.TenantID,
 		arg.RecordName,
 	)
@@ -128,6 +136,9 @@ func (q *Queries) AddPoolMember(ctx context.Context, arg AddPoolMemberParams) (P
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WireFormat,
+		&i.RPD,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
@@ -151,7 +162,7 @@ func (q *Queries) CountPoolMembers(ctx context.Context, arg CountPoolMembersPara
 }
 
 const getPoolMember = `-- name: GetPoolMember :one
-SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m."order", m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at FROM pool_members m
+SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m."order", m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at, m.wire_format, m.rpd, m.max_in_flight FROM pool_members m
 JOIN provider_records r ON r.id = m.record_id
 WHERE r.scope = owner_scope($1::uuid) AND r.name = $2 AND m.name = $3
 `
@@ -197,12 +208,15 @@ func (q *Queries) GetPoolMember(ctx context.Context, arg GetPoolMemberParams) (P
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WireFormat,
+		&i.RPD,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
 
 const listOwnerPoolMembers = `-- name: ListOwnerPoolMembers :many
-SELECT id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at FROM pool_members
+SELECT id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at, wire_format, rpd, max_in_flight FROM pool_members
 WHERE scope = owner_scope($1::uuid)
 ORDER BY record_id, "order", name
 `
@@ -249,6 +263,9 @@ func (q *Queries) ListOwnerPoolMembers(ctx context.Context, tenantID pgtype.UUID
 			&i.APIVersion,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WireFormat,
+			&i.RPD,
+			&i.MaxInFlight,
 		); err != nil {
 			return nil, err
 		}
@@ -261,7 +278,7 @@ func (q *Queries) ListOwnerPoolMembers(ctx context.Context, tenantID pgtype.UUID
 }
 
 const listPoolMembers = `-- name: ListPoolMembers :many
-SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m."order", m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at FROM pool_members m
+SELECT m.id, m.record_id, m.scope, m.name, m.preset, m.base_url, m.auth_kind, m.auth_header, m.aws_service, m.aws_region, m.access_key_secret, m.token_url, m.client_id, m.client_secret_secret, m.oauth_scopes, m.key_secret, m.region, m.retains_data, m.tags, m.rpm, m.input_tpm, m.output_tpm, m.weight, m."order", m.model_map, m.models, m.off, m.account, m.api_version, m.created_at, m.updated_at, m.wire_format, m.rpd, m.max_in_flight FROM pool_members m
 JOIN provider_records r ON r.id = m.record_id
 WHERE r.scope = owner_scope($1::uuid) AND r.name = $2
 ORDER BY m."order", m.name
@@ -314,6 +331,9 @@ func (q *Queries) ListPoolMembers(ctx context.Context, arg ListPoolMembersParams
 			&i.APIVersion,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WireFormat,
+			&i.RPD,
+			&i.MaxInFlight,
 		); err != nil {
 			return nil, err
 		}
@@ -353,7 +373,7 @@ WHERE record_id = (
     SELECT r.id FROM provider_records r
     WHERE r.scope = owner_scope($2::uuid) AND r.name = $3
 ) AND pool_members.name = $4
-RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at
+RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at, wire_format, rpd, max_in_flight
 `
 
 type SetPoolMemberOffParams struct {
@@ -403,6 +423,9 @@ func (q *Queries) SetPoolMemberOff(ctx context.Context, arg SetPoolMemberOffPara
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WireFormat,
+		&i.RPD,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
@@ -419,12 +442,13 @@ UPDATE pool_members SET
     rpm = $16, input_tpm = $17, output_tpm = $18,
     weight = $19, "order" = $20, model_map = $21, models = $22, off = $23,
     account = $24, api_version = $25,
+    wire_format = $26, rpd = $27, max_in_flight = $28,
     updated_at = now()
 WHERE record_id = (
     SELECT r.id FROM provider_records r
-    WHERE r.scope = owner_scope($26::uuid) AND r.name = $27
-) AND pool_members.name = $28
-RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at
+    WHERE r.scope = owner_scope($29::uuid) AND r.name = $30
+) AND pool_members.name = $31
+RETURNING id, record_id, scope, name, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, region, retains_data, tags, rpm, input_tpm, output_tpm, weight, "order", model_map, models, off, account, api_version, created_at, updated_at, wire_format, rpd, max_in_flight
 `
 
 type UpdatePoolMemberParams struct {
@@ -453,6 +477,9 @@ type UpdatePoolMemberParams struct {
 	Off                bool        `json:"off"`
 	Account            pgtype.Text `json:"account"`
 	APIVersion         pgtype.Text `json:"api_version"`
+	WireFormat         pgtype.Text `json:"wire_format"`
+	RPD                pgtype.Int8 `json:"rpd"`
+	MaxInFlight        pgtype.Int8 `json:"max_in_flight"`
 	TenantID           pgtype.UUID `json:"tenant_id"`
 	RecordName         string      `json:"record_name"`
 	Name               string      `json:"name"`
@@ -486,6 +513,9 @@ func (q *Queries) UpdatePoolMember(ctx context.Context, arg UpdatePoolMemberPara
 		arg.Off,
 		arg.Account,
 		arg.APIVersion,
+		arg.WireFormat,
+		arg.RPD,
+		arg.MaxInFlight,
 		arg.TenantID,
 		arg.RecordName,
 		arg.Name,
@@ -523,6 +553,9 @@ func (q *Queries) UpdatePoolMember(ctx context.Context, arg UpdatePoolMemberPara
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WireFormat,
+		&i.RPD,
+		&i.MaxInFlight,
 	)
 	return i, err
 }

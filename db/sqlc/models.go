@@ -117,6 +117,8 @@ type Call struct {
 	StartedAt                      pgtype.Timestamptz `json:"started_at"`
 	DurationMs                     int64              `json:"duration_ms"`
 	ReceivedAt                     pgtype.Timestamptz `json:"received_at"`
+	MemberFormat                   string             `json:"member_format"`
+	Translated                     bool               `json:"translated"`
 }
 
 type CallAttempt struct {
@@ -224,6 +226,9 @@ type PoolMember struct {
 	APIVersion         pgtype.Text        `json:"api_version"`
 	CreatedAt          pgtype.Timestamptz `json:"created_at"`
 	UpdatedAt          pgtype.Timestamptz `json:"updated_at"`
+	WireFormat         pgtype.Text        `json:"wire_format"`
+	RPD                pgtype.Int8        `json:"rpd"`
+	MaxInFlight        pgtype.Int8        `json:"max_in_flight"`
 }
 
 type ProviderRecord struct {
@@ -266,6 +271,9 @@ type ProviderRecord struct {
 	APIVersion         string             `json:"api_version"`
 	CreatedAt          pgtype.Timestamptz `json:"created_at"`
 	UpdatedAt          pgtype.Timestamptz `json:"updated_at"`
+	RPD                int64              `json:"rpd"`
+	MaxInFlight        int64              `json:"max_in_flight"`
+	DayZone            string             `json:"day_zone"`
 }
 
 type RecordModel struct {

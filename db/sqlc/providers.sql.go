@@ -50,7 +50,7 @@ INSERT INTO provider_records (
     rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions,
     rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms,
     cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output,
-    priority, account, api_version
+    priority, account, api_version, rpd, max_in_flight, day_zone
 ) VALUES (
     $1::uuid, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $11, $12,
@@ -58,9 +58,9 @@ INSERT INTO provider_records (
     $18, $19, $20, $21, $22, $23, $24,
     $25, $26, $27, $28,
     $29, $30, $31, $32,
-    $33, $34, $35
+    $33, $34, $35, $36, $37, $38
 )
-RETURNING id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at
+RETURNING id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at, rpd, max_in_flight, day_zone
 `
 
 type CreateProviderRecordParams struct {
@@ -99,6 +99,9 @@ type CreateProviderRecordParams struct {
 	Priority           int32       `json:"priority"`
 	Account            string      `json:"account"`
 	APIVersion         string      `json:"api_version"`
+	RPD                int64       `json:"rpd"`
+	MaxInFlight        int64       `json:"max_in_flight"`
+	DayZone            string      `json:"day_zone"`
 }
 
 func (q *Queries) CreateProviderRecord(ctx context.Context, arg CreateProviderRecordParams) (ProviderRecord, error) {
@@ -138,6 +141,9 @@ func (q *Queries) CreateProviderRecord(ctx context.Context, arg CreateProviderRe
 		arg.Priority,
 		arg.Account,
 		arg.APIVersion,
+		arg.RPD,
+		arg.MaxInFlight,
+		arg.DayZone,
 	)
 	var i ProviderRecord
 	err := row.Scan(
@@ -180,6 +186,9 @@ func (q *Queries) CreateProviderRecord(ctx context.Context, arg CreateProviderRe
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPD,
+		&i.MaxInFlight,
+		&i.DayZone,
 	)
 	return i, err
 }
@@ -226,7 +235,7 @@ func (q *Queries) DeleteRecordModels(ctx context.Context, arg DeleteRecordModels
 }
 
 const getProviderRecord = `-- name: GetProviderRecord :one
-SELECT id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at FROM provider_records
+SELECT id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at, rpd, max_in_flight, day_zone FROM provider_records
 WHERE scope = owner_scope($1::uuid) AND name = $2
 `
 
@@ -278,12 +287,15 @@ func (q *Queries) GetProviderRecord(ctx context.Context, arg GetProviderRecordPa
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPD,
+		&i.MaxInFlight,
+		&i.DayZone,
 	)
 	return i, err
 }
 
 const getProviderRecordForUpdate = `-- name: GetProviderRecordForUpdate :one
-SELECT id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at FROM provider_records
+SELECT id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at, rpd, max_in_flight, day_zone FROM provider_records
 WHERE scope = owner_scope($1::uuid) AND name = $2
 FOR UPDATE
 `
@@ -338,6 +350,9 @@ func (q *Queries) GetProviderRecordForUpdate(ctx context.Context, arg GetProvide
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPD,
+		&i.MaxInFlight,
+		&i.DayZone,
 	)
 	return i, err
 }
@@ -371,7 +386,7 @@ func (q *Queries) ListOwnerRecordModels(ctx context.Context, tenantID pgtype.UUI
 }
 
 const listProviderRecords = `-- name: ListProviderRecords :many
-SELECT id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at FROM provider_records
+SELECT id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at, rpd, max_in_flight, day_zone FROM provider_records
 WHERE scope = owner_scope($1::uuid)
 ORDER BY created_at, name
 `
@@ -426,6 +441,9 @@ func (q *Queries) ListProviderRecords(ctx context.Context, tenantID pgtype.UUID)
 			&i.APIVersion,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.RPD,
+			&i.MaxInFlight,
+			&i.DayZone,
 		); err != nil {
 			return nil, err
 		}
@@ -512,7 +530,7 @@ func (q *Queries) ListRecordShares(ctx context.Context) ([]ListRecordSharesRow, 
 }
 
 const listSharedRecords = `-- name: ListSharedRecords :many
-SELECT r.id, r.tenant_id, r.scope, r.name, r.internal, r.pool, r.wire_format, r.preset, r.base_url, r.auth_kind, r.auth_header, r.aws_service, r.aws_region, r.access_key_secret, r.token_url, r.client_id, r.client_secret_secret, r.oauth_scopes, r.key_secret, r.rpm, r.input_tpm, r.output_tpm, r.region, r.retains_data, r.tags, r.allowed_regions, r.rate_limit_headers, r.max_attempts, r.call_deadline_ms, r.attempt_deadline_ms, r.cooldown_base_ms, r.cooldown_max_ms, r.max_wait_ms, r.default_max_output, r.priority, r.account, r.api_version, r.created_at, r.updated_at FROM provider_records r
+SELECT r.id, r.tenant_id, r.scope, r.name, r.internal, r.pool, r.wire_format, r.preset, r.base_url, r.auth_kind, r.auth_header, r.aws_service, r.aws_region, r.access_key_secret, r.token_url, r.client_id, r.client_secret_secret, r.oauth_scopes, r.key_secret, r.rpm, r.input_tpm, r.output_tpm, r.region, r.retains_data, r.tags, r.allowed_regions, r.rate_limit_headers, r.max_attempts, r.call_deadline_ms, r.attempt_deadline_ms, r.cooldown_base_ms, r.cooldown_max_ms, r.max_wait_ms, r.default_max_output, r.priority, r.account, r.api_version, r.created_at, r.updated_at, r.rpd, r.max_in_flight, r.day_zone FROM provider_records r
 JOIN record_shares s ON s.record_id = r.id
 WHERE s.tenant_id = $1
 ORDER BY r.created_at, r.name
@@ -568,6 +586,9 @@ func (q *Queries) ListSharedRecords(ctx context.Context, tenantID pgtype.UUID) (
 			&i.APIVersion,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.RPD,
+			&i.MaxInFlight,
+			&i.DayZone,
 		); err != nil {
 			return nil, err
 		}
@@ -658,9 +679,10 @@ UPDATE provider_records SET
     cooldown_base_ms = $27, cooldown_max_ms = $28,
     max_wait_ms = $29, default_max_output = $30,
     priority = $31, account = $32, api_version = $33,
+    rpd = $34, max_in_flight = $35, day_zone = $36,
     updated_at = now()
-WHERE scope = owner_scope($34::uuid) AND name = $35
-RETURNING id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at
+WHERE scope = owner_scope($37::uuid) AND name = $38
+RETURNING id, tenant_id, scope, name, internal, pool, wire_format, preset, base_url, auth_kind, auth_header, aws_service, aws_region, access_key_secret, token_url, client_id, client_secret_secret, oauth_scopes, key_secret, rpm, input_tpm, output_tpm, region, retains_data, tags, allowed_regions, rate_limit_headers, max_attempts, call_deadline_ms, attempt_deadline_ms, cooldown_base_ms, cooldown_max_ms, max_wait_ms, default_max_output, priority, account, api_version, created_at, updated_at, rpd, max_in_flight, day_zone
 `
 
 type UpdateProviderRecordParams struct {
@@ -697,6 +719,9 @@ type UpdateProviderRecordParams struct {
 	Priority           int32       `json:"priority"`
 	Account            string      `json:"account"`
 	APIVersion         string      `json:"api_version"`
+	RPD                int64       `json:"rpd"`
+	MaxInFlight        int64       `json:"max_in_flight"`
+	DayZone            string      `json:"day_zone"`
 	TenantID           pgtype.UUID `json:"tenant_id"`
 	Name               string      `json:"name"`
 }
@@ -738,6 +763,9 @@ func (q *Queries) UpdateProviderRecord(ctx context.Context, arg UpdateProviderRe
 		arg.Priority,
 		arg.Account,
 		arg.APIVersion,
+		arg.RPD,
+		arg.MaxInFlight,
+		arg.DayZone,
 		arg.TenantID,
 		arg.Name,
 	)
@@ -782,6 +810,9 @@ func (q *Queries) UpdateProviderRecord(ctx context.Context, arg UpdateProviderRe
 		&i.APIVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RPD,
+		&i.MaxInFlight,
+		&i.DayZone,
 	)
 	return i, err
 }

@@ -18,4 +18,7 @@ const (
 	CodePriceNotWhole  = "price_not_whole"
 	CodeNotAModel      = "not_a_model"
 	CodeNotAllowed     = "not_allowed"
+	// CodeWireMismatch: a setting does not fit the wire format of the
+	// endpoint it applies to (an auth kind, a model kind, a preset).
+	CodeWireMismatch = "wire_mismatch"
 )

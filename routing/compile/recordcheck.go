@@ -87,6 +87,15 @@ type RecordProblem struct {
 //     negative; a record price gives input and output, a member price some
 //     part; R-COST-4: every price a member ends up with for a model it
 //     serves, merged with the record's, is whole;
+//   - R-FMT-4: a member's own wire_format, when set, is a known one; its
+//     prices, auth and models are judged by the format it speaks;
+//   - google-service-account auth needs a key secret in effect (it holds
+//     the service account's JSON key) and only signs for gemini endpoints;
+//   - R-FMT-7: an embeddings model is served by some endpoint of format
+//     openai or gemini;
+//   - R-HEAD-6, R-CAP-1: rpd 0-1e9 and max_in_flight 0-1e6 (0: none);
+//     day_zone empty or an IANA zone; a pool declares no limits of its own,
+//     these included (its members do; day_zone is the record's);
 //   - weights 1-10000, orders 1-100, limits and durations not negative,
 //     durations whole milliseconds, cooldown_base not above cooldown_max;
 //   - at most 64 tags of 1-64 characters; regions and region globs as
@@ -156,14 +165,15 @@ func (v *recordChecker) record() {
 	v.recordPrices()
 	if !v.pool {
 		v.recordAuth = true
-		v.keySecretInEffect(recordLoc.at("key_secret"), r.GetAuth(), r.GetKeySecret())
+		v.endpointAuth(recordLoc, recordLoc.at("auth", "kind"), r.GetAuth(), r.GetKeySecret(), r.GetWireFormat())
 		v.modelMap(recordLoc, r.GetModelMap())
 		v.mergedPrices(recordLoc.at("prices"), -1, nil)
 	}
 	v.members()
+	v.embeddingsReach()
 	switch k := r.GetAuth().GetKind(); {
 	case k == configv1.AuthKind_AUTH_KIND_UNSPECIFIED && v.rules.NamedAuthKind:
-		v.add(recordLoc.at("auth", "kind"), CodeRequired, "missing: api_key, sigv4, oauth2 or none (or give a preset)")
+		v.add(recordLoc.at("auth", "kind"), CodeRequired, "missing: api_key, sigv4, oauth2, google_service_account or none (or give a preset)")
 	case v.recordAuth:
 		v.auth(recordLoc.at("auth"), r.GetAuth())
 	}
@@ -205,7 +215,7 @@ func (v *recordChecker) recordShape() {
 	if r.GetBaseUrl() != "" {
 		v.add(recordLoc.at("base_url"), CodeNotAllowed, "a pool must not have a base_url: each member has its own")
 	}
-	if l := r.GetLimits(); l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
+	if l := r.GetLimits(); l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 || l.GetRpd() != 0 || l.GetMaxInFlight() != 0 {
 		v.add(recordLoc.at("limits"), CodeNotAllowed, "a pool has no limits of its own: each member declares its own")
 	}
 	if len(r.GetModelMap()) > 0 {
@@ -220,11 +230,12 @@ func (v *recordChecker) recordShape() {
 }
 
 // recordFields checks the record's fields each on its own, in this order:
-// limits, region, tags, allowed_regions, rate_limit_headers, recovery,
+// limits, day_zone, region, tags, allowed_regions, rate_limit_headers, recovery,
 // default_max_output, account, api_version and the key secret's name.
 func (v *recordChecker) recordFields() {
 	r := v.r
 	v.limits(recordLoc.at("limits"), r.GetLimits())
+	v.dayZone(recordLoc.at("day_zone"), r.GetDayZone())
 	if reg := r.GetRegion(); reg != "" && !rules.ValidRegion(reg) {
 		v.add(recordLoc.at("region"), CodeInvalidValue, "%s %s", strconv.Quote(reg), rules.RegionRule)
 	}

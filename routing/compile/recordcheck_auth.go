@@ -5,6 +5,7 @@ import (
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
+	"weir.dev/routing/formats"
 	"weir.dev/routing/rules"
 )
 
@@ -69,13 +70,34 @@ func (v *recordChecker) foreignAuthFields(l loc, a *configv1.Auth, apiKey, sigv4
 	foreign("scopes", len(a.GetScopes()) > 0, oauth2)
 }
 
-// keySecretInEffect reports API-key auth with no key secret in effect: such
-// an endpoint could never sign. An auth that names no kind is API-key auth
-// when it names a header.
-func (v *recordChecker) keySecretInEffect(l loc, a *configv1.Auth, keySecret string) {
-	apiKey := a.GetKind() == configv1.AuthKind_AUTH_KIND_API_KEY ||
-		(a.GetKind() == configv1.AuthKind_AUTH_KIND_UNSPECIFIED && a.GetHeader() != "")
-	if apiKey && keySecret == "" {
-		v.add(l, CodeRequired, "missing: api-key auth needs a key secret")
+// endpointAuth checks the auth one endpoint signs with against what the
+// endpoint has (l is the endpoint; kindAt where a wrong kind is reported):
+// API-key and google-service-account auth need a key secret in effect, or
+// the endpoint could never sign; google-service-account auth signs only
+// for gemini endpoints (Vertex AI), which is judged only when the
+// endpoint's format is known (a missing or unknown one is reported where it
+// is set). An auth that names no kind is API-key
+// auth when it names a header.
+func (v *recordChecker) endpointAuth(l, kindAt loc, a *configv1.Auth, keySecret string, wire configv1.WireFormat) {
+	kind := a.GetKind()
+	apiKey := kind == configv1.AuthKind_AUTH_KIND_API_KEY ||
+		(kind == configv1.AuthKind_AUTH_KIND_UNSPECIFIED && a.GetHeader() != "")
+	google := kind == configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT
+	switch {
+	case apiKey && keySecret == "":
+		v.add(l.at("key_secret"), CodeRequired, "missing: api-key auth needs a key secret")
+	case google && keySecret == "":
+		v.add(l.at("key_secret"), CodeRequired, "missing: google-service-account auth needs a key secret holding the service account's JSON key")
 	}
+	if _, known := formats.WireFormats.ByEnum(wire); google && known && wire != configv1.WireFormat_WIRE_FORMAT_GEMINI {
+		v.add(kindAt, CodeWireMismatch, "google-service-account auth signs for gemini endpoints (Vertex AI) only, but this endpoint's format is %s", wireWord(wire))
+	}
+}
+
+// wireWord names a wire format as people write it ("bedrock").
+func wireWord(w configv1.WireFormat) string {
+	if e, ok := formats.WireFormats.ByEnum(w); ok {
+		return e.Word
+	}
+	return strconv.Itoa(int(w))
 }

@@ -32,16 +32,57 @@ func (v *recordChecker) checkURL(l loc, raw string) {
 	}
 }
 
-// limits reports negative declared limits.
+// Bounds of the declared limits that are not per minute (R-HEAD-6, R-CAP-1).
+const (
+	maxRPD         = 1_000_000_000
+	maxMaxInFlight = 1_000_000
+	maxDayZoneLen  = 64
+)
+
+// limits reports negative declared limits, and rpd or max_in_flight above
+// their bounds (0 means none declared).
 func (v *recordChecker) limits(l loc, in *configv1.Limits) {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"rpm", in.GetRpm()}, {"input_tpm", in.GetInputTpm()}, {"output_tpm", in.GetOutputTpm()}} {
-		if f.v < 0 {
+		most int64 // 0: no upper bound
+	}{
+		{"rpm", in.GetRpm(), 0}, {"input_tpm", in.GetInputTpm(), 0}, {"output_tpm", in.GetOutputTpm(), 0},
+		{"rpd", in.GetRpd(), maxRPD}, {"max_in_flight", in.GetMaxInFlight(), maxMaxInFlight},
+	} {
+		switch {
+		case f.v < 0:
 			v.add(l.at(f.name), CodeNegative, "must not be negative, got %d", f.v)
+		case f.most > 0 && f.v > f.most:
+			v.add(l.at(f.name), CodeOutOfRange, "must be 0-%d (0: none), got %d", f.most, f.v)
 		}
 	}
+}
+
+// dayZone checks the zone whose days count rpd (R-HEAD-6): empty (UTC) or
+// an IANA zone name the time zone database knows ("America/Los_Angeles").
+// "Local" is refused: it means the zone of whichever machine reads it.
+func (v *recordChecker) dayZone(l loc, z string) {
+	if z == "" {
+		return
+	}
+	if len(z) > maxDayZoneLen || z == "Local" || !validZone(z) {
+		v.add(l, CodeInvalidValue, "%s is not an IANA time zone (e.g. UTC, America/Los_Angeles)", strconv.Quote(truncate(z, maxDayZoneLen)))
+	}
+}
+
+// validZone reports whether the time zone database knows z.
+func validZone(z string) bool {
+	_, err := time.LoadLocation(z)
+	return err == nil
+}
+
+// truncate cuts s to at most n bytes for a problem text.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // tags checks a tag map: at most maxTags tags, keys and values 1-maxTagLen

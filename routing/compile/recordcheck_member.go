@@ -1,10 +1,12 @@
 package compile
 
 import (
+	"slices"
 	"strconv"
 
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 
+	"weir.dev/routing/formats"
 	"weir.dev/routing/rules"
 )
 
@@ -18,9 +20,14 @@ func (v *recordChecker) member(l loc, m *configv1.Member) {
 }
 
 // memberFields checks the member's fields each on its own, in this order:
-// base_url, region, tags, limits, weight, order, account, api_version and
+// wire_format, base_url, region, tags, limits, weight, order, account, api_version and
 // key_secret.
 func (v *recordChecker) memberFields(l loc, m *configv1.Member) {
+	if w := m.GetWireFormat(); w != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+		if _, known := formats.WireFormats.ByEnum(w); !known {
+			v.add(l.at("wire_format"), CodeInvalidValue, "unknown value %d", int32(w))
+		}
+	}
 	if m.GetBaseUrl() == "" {
 		v.add(l.at("base_url"), CodeRequired, "missing: every pool member needs its own base_url")
 	} else {
@@ -87,16 +94,63 @@ func (v *recordChecker) modelMap(l loc, mm map[string]string) {
 // used) — and that API-key auth has a key secret in effect.
 func (v *recordChecker) memberAuth(l loc, m *configv1.Member) {
 	auth := m.GetAuth()
+	kindAt := l.at("auth", "kind")
 	if ownsAuth(auth) {
 		v.auth(l.at("auth"), auth)
 	} else {
+		kindAt = l.at("wire_format") // the record's auth, at odds with the member's own format
 		if authHasFields(auth) {
 			v.add(l.at("auth"), CodeRequired, "sets fields but no kind or header, so the record's auth would be used and these ignored; name the kind")
 		}
 		auth = v.r.GetAuth()
 		v.recordAuth = true
 	}
-	v.keySecretInEffect(l.at("key_secret"), auth, inherit(m.KeySecret, v.r.GetKeySecret()))
+	v.endpointAuth(l, kindAt, auth, inherit(m.KeySecret, v.r.GetKeySecret()), v.memberWire(m))
+}
+
+// memberWire is the wire format a member speaks: its own when set, else
+// its record's (R-FMT-4).
+func (v *recordChecker) memberWire(m *configv1.Member) configv1.WireFormat {
+	if w := m.GetWireFormat(); w != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+		return w
+	}
+	return v.r.GetWireFormat()
+}
+
+// embeddingsReach reports each embeddings model no endpoint of the record
+// can serve: embeddings go to openai endpoints as sent and to gemini ones
+// translated, and to no other format (R-FMT-7). A record whose formats are
+// missing or unknown, or a pool without members, is reported elsewhere.
+func (v *recordChecker) embeddingsReach() {
+	r := v.r
+	for i, model := range r.GetModels() {
+		if model.GetKind() != configv1.ModelKind_MODEL_KIND_EMBEDDINGS {
+			continue
+		}
+		var formatsSeen, reach bool
+		if !v.pool {
+			w := r.GetWireFormat()
+			formatsSeen, reach = w != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED, embeddingsWire(w)
+		}
+		for _, m := range r.GetMembers() {
+			if len(m.GetModels()) > 0 && !slices.Contains(m.GetModels(), model.GetName()) {
+				continue
+			}
+			w := v.memberWire(m)
+			formatsSeen = formatsSeen || w != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED
+			reach = reach || embeddingsWire(w)
+		}
+		if formatsSeen && !reach {
+			v.add(recordLoc.at("models", idx(i), "kind"), CodeWireMismatch,
+				"embeddings model %s needs an endpoint of format openai or gemini, and none serves it (R-FMT-7)", strconv.Quote(model.GetName()))
+		}
+	}
+}
+
+// embeddingsWire reports whether endpoints of a wire format serve
+// embeddings (R-FMT-7).
+func embeddingsWire(w configv1.WireFormat) bool {
+	return w == configv1.WireFormat_WIRE_FORMAT_OPENAI || w == configv1.WireFormat_WIRE_FORMAT_GEMINI
 }
 
 // ownsAuth reports whether a member's auth replaces the record's: it names

@@ -73,8 +73,10 @@ func (v *recordChecker) memberPrices(l loc, m *configv1.Member, served map[strin
 // or -1 for a plain record's own endpoint; l is the owner's prices list.
 func (v *recordChecker) mergedPrices(l loc, member int, served map[string]bool) {
 	var own []*configv1.Price
+	wire := v.r.GetWireFormat() // cache writes billed by the endpoint's own format
 	if member >= 0 {
 		own = v.r.GetMembers()[member].GetPrices()
+		wire = v.memberWire(v.r.GetMembers()[member])
 	}
 	models := map[string]bool{}
 	for model := range v.recPrices {
@@ -99,7 +101,7 @@ func (v *recordChecker) mergedPrices(l loc, member int, served map[string]bool) 
 			at = l.at(idx(slices.IndexFunc(v.r.GetPrices(), func(p *configv1.Price) bool { return p.GetModel() == model })))
 		}
 		recPrice, recordHas := v.recPrices[model]
-		missing := missingParts(mergePrice(recPrice, ownPrice), v.r.GetWireFormat())
+		missing := missingParts(mergePrice(recPrice, ownPrice), wire)
 		if missing == "" {
 			continue
 		}

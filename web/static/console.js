@@ -13,6 +13,9 @@
 //       ("12s ago", "3m ago", "2h ago", "4d ago"; web.Ago renders the same).
 //   select[data-autosubmit]  submits its form on change.
 //   form[data-confirm="<question>"]  asks before submitting.
+//   input[type=file][data-fill-target="<css selector>"]  reads the chosen
+//       file as text into the target (a textarea), refusing one larger than
+//       data-fill-max bytes; the file itself is never uploaded.
 (function () {
   "use strict";
 
@@ -138,4 +141,22 @@
   } else {
     init();
   }
+  document.addEventListener("change", function (ev) {
+    var input = ev.target;
+    if (!input || input.type !== "file" || !input.hasAttribute("data-fill-target")) { return; }
+    var target = document.querySelector(input.getAttribute("data-fill-target"));
+    var file = input.files && input.files[0];
+    if (!target || !file) { return; }
+    var most = parseInt(input.getAttribute("data-fill-max"), 10) || 65536;
+    if (file.size > most) {
+      input.setCustomValidity("The file is larger than " + most + " bytes.");
+      input.reportValidity();
+      input.value = "";
+      return;
+    }
+    input.setCustomValidity("");
+    var reader = new FileReader();
+    reader.onload = function () { target.value = String(reader.result); };
+    reader.readAsText(file);
+  });
 })();

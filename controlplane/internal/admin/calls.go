@@ -242,7 +242,7 @@ func callProto(c sqlc.Call, tenant, key string, attempts []sqlc.CallAttempt) *ad
 		},
 		ReservedNanos: c.ReservedNanos, CostNanos: c.CostNanos, CostFlagged: c.CostFlagged,
 		StartedAt: ts(c.StartedAt), Duration: durationpb.New(time.Duration(c.DurationMs) * time.Millisecond),
-		JobHash: c.JobHash,
+		JobHash: c.JobHash, MemberFormat: c.MemberFormat, Translated: c.Translated,
 	}
 	for k, v := range callOutcomes {
 		if v == c.Outcome {

@@ -283,6 +283,69 @@ func TestPoolAdd(t *testing.T) {
 	}
 }
 
+// R-HEAD-6, R-CAP-1, R-FMT-4: --rpd, --day-zone and --max-in-flight on
+// provider create, and a member's own --preset and limits on pool set.
+func TestDayLimitsAndMemberPresetFlags(t *testing.T) {
+	t.Parallel()
+	f, url := startFake(t)
+	e := newEnv(t, url, "tok")
+	f.reply("CreateProvider", func(req proto.Message) (proto.Message, error) {
+		return &adminv1.CreateProviderResponse{Record: &adminv1.ProviderRecord{Name: "g", Kind: adminv1.RecordKind_RECORD_KIND_PLAIN,
+			Spec: &adminv1.ProviderSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_GEMINI}}}, nil
+	})
+	r := e.must(t, "provider", "create", "g", "--tenant", "acme", "--preset", "gemini", "--models", "gemini-x", "--key-secret", "gk",
+		"--rpd", "1000", "--day-zone", "America/Los_Angeles", "--max-in-flight", "5")
+	if r.stdout != "created provider record g (plain, gemini)\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	diffProto(t, "CreateProvider", &adminv1.CreateProviderRequest{
+		Tenant: "acme", Name: "g", Preset: adminv1.Preset_PRESET_GEMINI,
+		Spec: &adminv1.ProviderSpec{Models: []*configv1.Model{{Name: "gemini-x"}}, KeySecret: "gk",
+			Limits: &configv1.Limits{Rpd: 1000, MaxInFlight: 5}, DayZone: "America/Los_Angeles"},
+	}, f.last(t, "CreateProvider"))
+
+	f.reply("UpdatePoolMember", func(req proto.Message) (proto.Message, error) {
+		return &adminv1.UpdatePoolMemberResponse{Member: &adminv1.MemberDetail{Effective: &adminv1.EffectiveMember{}}}, nil
+	})
+	e.must(t, "provider", "pool", "set", "claude", "vertex", "--tenant", "acme", "--preset", "vertex", "--rpd", "50", "--max-in-flight", "2")
+	diffProto(t, "UpdatePoolMember", &adminv1.UpdatePoolMemberRequest{Tenant: "acme", Record: "claude", Member: "vertex",
+		Preset: adminv1.Preset_PRESET_VERTEX, Spec: &adminv1.PoolMemberSpec{Limits: &configv1.Limits{Rpd: 50, MaxInFlight: 2}},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"limits.rpd", "limits.max_in_flight"}}}, f.last(t, "UpdatePoolMember"))
+}
+
+// R-CAP-1, R-HEAD-6, R-FMT-6: provider show prints each member's format
+// and, per edge, calls in flight against the cap and calls today against
+// the rpd share; calls show prints the format and whether it was
+// translated.
+func TestShowFormatsAndDayCounts(t *testing.T) {
+	t.Parallel()
+	v := &telemetryv1.MemberView{EdgeId: "edge-1", InFlight: 3, MaxInFlight: 5, RequestsToday: 120, RpdShare: 1000, Headroom: 1}
+	if got := viewText(&adminv1.EdgeView{View: v}); !strings.Contains(got, "in flight 3/5, today 120/1000") {
+		t.Errorf("view %q", got)
+	}
+	if got := viewText(&adminv1.EdgeView{View: &telemetryv1.MemberView{InFlight: 2}}); !strings.Contains(got, "in flight 2") || strings.Contains(got, "today") || strings.Contains(got, "/") {
+		t.Errorf("view without caps %q", got)
+	}
+	var b strings.Builder
+	err := printMember(&b, &adminv1.MemberDetail{Member: &adminv1.PoolMember{Name: "vertex"},
+		Effective: &adminv1.EffectiveMember{WireFormat: configv1.WireFormat_WIRE_FORMAT_GEMINI, Limits: &configv1.Limits{Rpd: 1000, MaxInFlight: 5}},
+		EdgeViews: []*adminv1.EdgeView{{View: v}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"format gemini\n", "limits rpd 1000, max in flight 5\n", "in flight 3/5, today 120/1000"} {
+		if !strings.Contains(squash(b.String()), want) {
+			t.Errorf("member lacks %q:\n%s", want, b.String())
+		}
+	}
+	if got := formatText(&telemetryv1.CallRecord{MemberFormat: "gemini", Translated: true}); got != "gemini, translated" {
+		t.Errorf("format %q", got)
+	}
+	if got := formatText(&telemetryv1.CallRecord{MemberFormat: "openai"}); got != "openai, as sent" {
+		t.Errorf("format %q", got)
+	}
+}
+
 func TestPoolSetMask(t *testing.T) {
 	t.Parallel()
 	f, url := startFake(t)
@@ -385,9 +448,9 @@ func TestProviderShowMarksInheritedFields(t *testing.T) {
 		"kind pool\n",
 		"preset azure-openai\n",
 		"auth api-key (header api-key)\n",
-		"MEMBER ORDER WEIGHT STATE REGION BASE URL\n",
-		"sweden 1 1 on eu-north https://acme-sweden.openai.azure.com/openai\n",
-		"france 1 2 on eu-west https://acme-france.openai.azure.com/openai\n",
+		"MEMBER FORMAT ORDER WEIGHT STATE REGION BASE URL\n",
+		"sweden - 1 1 on eu-north https://acme-sweden.openai.azure.com/openai\n",
+		"france - 1 2 on eu-west https://acme-france.openai.azure.com/openai\n",
 		"member sweden:\n",
 		" auth api-key (header api-key) (inherited)\n",
 		" key secret azure-sweden-key\n",

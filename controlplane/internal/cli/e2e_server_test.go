@@ -124,8 +124,8 @@ func TestSeedFlowAgainstRealServer(t *testing.T) {
 	out := squash(r.stdout)
 	for _, want := range []string{
 		"record azure-eu\n", "kind pool\n", "preset azure-openai\n", "wire format openai\n", "models gpt-x\n",
-		"sweden 1 1 on eu-north https://acme-sweden.openai.azure.com/openai\n",
-		"france 1 2 on eu-west https://acme-france.openai.azure.com/openai\n",
+		"sweden openai 1 1 on eu-north https://acme-sweden.openai.azure.com/openai\n",
+		"france openai 1 2 on eu-west https://acme-france.openai.azure.com/openai\n",
 		"member sweden:\n", " auth api-key (header api-key) (inherited)\n", " key secret azure-sweden-key\n", " region eu-north\n",
 		" models gpt-x (inherited)\n",
 		"member france:\n", " key secret azure-france-key\n", " weight 2\n",
@@ -197,7 +197,7 @@ func TestSeedFlowAgainstRealServer(t *testing.T) {
 		t.Fatalf("secret list json: %v", err)
 	}
 	r = step("", "provider", "pool", "list", "azure-eu")
-	if !strings.Contains(squash(r.stdout), "france 1 2 on eu-west") {
+	if !strings.Contains(squash(r.stdout), "france openai 1 2 on eu-west") {
 		t.Errorf("pool list:\n%s", r.stdout)
 	}
 }

@@ -126,6 +126,10 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		{[]string{"provider", "pool", "add", "r", "m", "--base-url", "https://x", "--weight", "0"}, "--weight 0: must be 1-10000"},
 		{[]string{"provider", "pool", "add", "r", "m", "--weight", "ten"}, "--weight ten: not an integer"},
 		{[]string{"provider", "pool", "add", "r", "m", "--order", "101"}, "--order 101: must be 1-100"},
+		{[]string{"provider", "create", "r", "--preset", "gemini", "--rpd", "1000000001"}, "--rpd 1000000001: must be 0-1000000000"},    // R-HEAD-6
+		{[]string{"provider", "pool", "add", "r", "m", "--max-in-flight", "1000001"}, "--max-in-flight 1000001: must be 0-1000000"},     // R-CAP-1
+		{[]string{"provider", "create", "r", "--preset", "vertex", "--day-zone", "Mars/Olympus"}, "--day-zone: want an IANA time zone"}, // R-HEAD-6
+		{[]string{"provider", "pool", "set", "r", "m", "--day-zone", "UTC"}, "day-zone"},
 		{[]string{"provider", "pool", "add", "r", "m", "--price", "gpt=abc"}, `--price gpt=abc: amount "abc" is not a decimal`},
 		{[]string{"provider", "pool", "add", "r", "m", "--price", "gpt=0.0000001,1"}, "more than 6 decimal places"},
 		{[]string{"provider", "pool", "add", "r", "m", "--price", "gpt=1,2", "--price", "gpt=3,4"}, `"gpt" priced twice`},

@@ -17,6 +17,7 @@ import (
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
 // setupBudgetSet registers the flags of `weir budget set`.
@@ -296,6 +297,7 @@ func (c *call) callShow(ctx context.Context) error {
 			"stream", yesNo(r.GetStream()),
 			"record", r.GetRecordName(),
 			"member", r.GetMemberName(),
+			"format", formatText(r),
 			"status", statusText(r.GetStatus()),
 			"outcome", words.CallOutcome(r.GetOutcome()),
 			"error code", r.GetErrorCode(),
@@ -403,4 +405,17 @@ func (c *call) doctor(ctx context.Context) error {
 		_, err := fmt.Fprintf(w, "%d finding(s) in %s (checked %s)\n", len(resp.Msg.GetFindings()), scope, ts(resp.Msg.GetCheckedAt()))
 		return err
 	})
+}
+
+// formatText prints the serving member's wire format and whether the call
+// was translated from the caller's format (R-FMT-6): "gemini, translated",
+// "openai, as sent", or "" when no member served the call.
+func formatText(r *telemetryv1.CallRecord) string {
+	if r.GetMemberFormat() == "" {
+		return ""
+	}
+	if r.GetTranslated() {
+		return r.GetMemberFormat() + ", translated"
+	}
+	return r.GetMemberFormat() + ", as sent"
 }

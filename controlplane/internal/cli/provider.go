@@ -15,6 +15,7 @@ import (
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 )
 
 // setupProviderCreate registers the flags of `weir provider create`.
@@ -385,12 +386,21 @@ func authText(a *configv1.Auth) string {
 	return s
 }
 
-// limitsText prints declared limits, "" when none is declared.
+// limitsText prints declared limits, "" when none is declared: the
+// per-minute ones when any is declared, then rpd and max in flight when
+// declared.
 func limitsText(l *configv1.Limits) string {
-	if l.GetRpm() == 0 && l.GetInputTpm() == 0 && l.GetOutputTpm() == 0 {
-		return ""
+	var parts []string
+	if l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
+		parts = append(parts, fmt.Sprintf("rpm %d, input tpm %d, output tpm %d", l.GetRpm(), l.GetInputTpm(), l.GetOutputTpm()))
 	}
-	return fmt.Sprintf("rpm %d, input tpm %d, output tpm %d", l.GetRpm(), l.GetInputTpm(), l.GetOutputTpm())
+	if l.GetRpd() != 0 {
+		parts = append(parts, fmt.Sprintf("rpd %d", l.GetRpd()))
+	}
+	if l.GetMaxInFlight() != 0 {
+		parts = append(parts, fmt.Sprintf("max in flight %d", l.GetMaxInFlight()))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // recoveryText prints the recovery settings given, "" when none is.
@@ -436,6 +446,7 @@ func printDetail(w io.Writer, d *adminv1.ProviderDetail) error {
 		"retains data", yes(sp.GetRetainsData()),
 		"tags", joinMap(sp.GetTags(), nil),
 		"limits", limitsText(sp.GetLimits()),
+		"day zone", sp.GetDayZone(),
 		"allowed regions", strings.Join(sp.GetAllowedRegions(), ","),
 		"rate-limit headers", joinMap(sp.GetRateLimitHeaders(), nil),
 		"recovery", recoveryText(sp.GetRecovery()),
@@ -481,15 +492,15 @@ func printMembers(w io.Writer, members []*adminv1.MemberDetail) error {
 		_, err := fmt.Fprintln(w, "no members")
 		return err
 	}
-	t := newTable(w, "MEMBER", "ORDER", "WEIGHT", "STATE", "REGION", "BASE URL")
+	t := newTable(w, "MEMBER", "FORMAT", "ORDER", "WEIGHT", "STATE", "REGION", "BASE URL")
 	for _, m := range members {
 		e := m.GetEffective()
 		state := "on"
 		if e.GetOff() {
 			state = "off"
 		}
-		t.row(m.GetMember().GetName(), strconv.FormatUint(uint64(e.GetOrder()), 10), strconv.FormatUint(uint64(e.GetWeight()), 10),
-			state, e.GetRegion(), e.GetBaseUrl())
+		t.row(m.GetMember().GetName(), words.WireFormat(e.GetWireFormat()), strconv.FormatUint(uint64(e.GetOrder()), 10),
+			strconv.FormatUint(uint64(e.GetWeight()), 10), state, e.GetRegion(), e.GetBaseUrl())
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -526,6 +537,7 @@ func printMember(w io.Writer, m *adminv1.MemberDetail) error {
 			lines = append(lines, "  "+name+"\t"+v)
 		}
 	}
+	add("format", mark("wire_format", words.WireFormat(e.GetWireFormat())))
 	add("base url", mark("base_url", e.GetBaseUrl()))
 	add("auth", mark("auth", authText(e.GetAuth())))
 	add("key secret", mark("key_secret", e.GetKeySecret()))
@@ -609,6 +621,24 @@ func dropEndedCooldowns(members []*adminv1.MemberDetail, now time.Time) {
 	}
 }
 
+// inFlightText prints an edge's calls in flight to a member against its
+// cap there (R-CAP-1): "in flight 3/5", or "in flight 3" with no cap.
+func inFlightText(v *telemetryv1.MemberView) string {
+	if v.GetMaxInFlight() > 0 {
+		return fmt.Sprintf("in flight %d/%d", v.GetInFlight(), v.GetMaxInFlight())
+	}
+	return fmt.Sprintf("in flight %d", v.GetInFlight())
+}
+
+// todayText prints an edge's calls to a member today against its share of
+// the declared rpd (R-HEAD-6): "today 120/1000", or "today 120" with none.
+func todayText(v *telemetryv1.MemberView) string {
+	if v.GetRpdShare() > 0 {
+		return fmt.Sprintf("today %d/%d", v.GetRequestsToday(), v.GetRpdShare())
+	}
+	return fmt.Sprintf("today %d", v.GetRequestsToday())
+}
+
 // viewText prints one edge's view of a member (R-OBS-1) in one line.
 func viewText(ev *adminv1.EdgeView) string {
 	v := ev.GetView()
@@ -637,7 +667,10 @@ func viewText(ev *adminv1.EdgeView) string {
 	if v.GetDisabled() {
 		parts = append(parts, "disabled")
 	}
-	parts = append(parts, fmt.Sprintf("in flight %d", v.GetInFlight()))
+	parts = append(parts, inFlightText(v))
+	if v.GetRpdShare() > 0 || v.GetRequestsToday() > 0 {
+		parts = append(parts, todayText(v))
+	}
 	if at := ts(v.GetObservedAt()); at != "" {
 		parts = append(parts, "observed "+at)
 	}

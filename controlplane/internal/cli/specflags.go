@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -49,6 +50,8 @@ type specFlags struct {
 	rpm      intFlag[int64]
 	inTPM    intFlag[int64]
 	outTPM   intFlag[int64]
+	rpd      intFlag[int64]
+	inFlight intFlag[int64]
 	internal bool
 
 	// Record-only flags (ProviderSpec fields a member does not have).
@@ -59,6 +62,7 @@ type specFlags struct {
 	rlHeaders    kvFlag
 	defMaxOut    intFlag[int64]
 	priority     intFlag[int32]
+	dayZone      string
 
 	// Auth flags.
 	authKind     string
@@ -85,7 +89,7 @@ type specFlags struct {
 // add` they apply when the add creates the record.
 func recordOnlyFlags() []string {
 	return []string{"allow-region", "max-attempts", "max-wait", "attempt-deadline", "rate-limit-header",
-		"default-max-output", "priority", "internal"}
+		"default-max-output", "priority", "internal", "day-zone"}
 }
 
 // register adds the flags of s.kind to fs.
@@ -117,6 +121,8 @@ func (s *specFlags) register(fs *flagSet) {
 	fs.Var(&s.rpm, "rpm", "declared requests per minute (`N`, R-HEAD-2)")
 	fs.Var(&s.inTPM, "input-tpm", "declared input tokens per minute (`N`)")
 	fs.Var(&s.outTPM, "output-tpm", "declared output tokens per minute (`N`)")
+	fs.Var(&s.rpd, "rpd", "declared requests per calendar day (`N`, 0-1000000000; R-HEAD-6), counted in the record's --day-zone")
+	fs.Var(&s.inFlight, "max-in-flight", "calls the endpoint may hold at once (`N`, 0-1000000; R-CAP-1); 0: none")
 	fs.StringVar(&s.authKind, "auth-kind", "", "`"+strings.Join(words.All[configv1.AuthKind](), "|")+"`: how the edge authenticates to the endpoint (default: the preset's)")
 	fs.StringVar(&s.authHeader, "auth-header", "", "header `NAME` of an API key, e.g. api-key, x-api-key, authorization")
 	fs.StringVar(&s.awsService, "aws-service", "", "SigV4 service `S`, e.g. bedrock")
@@ -134,6 +140,7 @@ func (s *specFlags) register(fs *flagSet) {
 		fs.Var(&s.defMaxOut, "default-max-output", "output cap `N` for budget reservations and translated calls without one (0: the default, 4096)")
 		fs.Var(&s.priority, "priority", "priority `N` among records of equal price; higher first")
 		fs.BoolVar(&s.internal, "internal", false, "allow plain http to private addresses (cluster admins)")
+		fs.StringVar(&s.dayZone, "day-zone", "", "IANA time zone `TZ` whose calendar days count --rpd, e.g. America/Los_Angeles (R-HEAD-6; default UTC)")
 	}
 	if member {
 		fs.Var(&s.weight, "weight", "share `W` of traffic, 1-10000 (0: the default, 1)")
@@ -157,6 +164,8 @@ func (s *specFlags) setChecks() {
 	s.rpm = intFlag[int64]{max: math.MaxInt64}
 	s.inTPM = intFlag[int64]{max: math.MaxInt64}
 	s.outTPM = intFlag[int64]{max: math.MaxInt64}
+	s.rpd = intFlag[int64]{max: 1_000_000_000}
+	s.inFlight = intFlag[int64]{max: 1_000_000}
 	s.maxAttempts = intFlag[uint32]{max: math.MaxUint32}
 	s.defMaxOut = intFlag[int64]{max: math.MaxInt64}
 	s.priority = intFlag[int32]{min: math.MinInt32, max: math.MaxInt32}
@@ -248,6 +257,11 @@ func (s *specFlags) check(given map[string]bool) error {
 			add(fmt.Errorf("--token-url: want an absolute URL, got %q", s.tokenURL))
 		}
 	}
+	if s.dayZone != "" {
+		if _, err := time.LoadLocation(s.dayZone); err != nil || s.dayZone == "Local" || len(s.dayZone) > 64 {
+			add(fmt.Errorf("--day-zone: want an IANA time zone such as UTC or America/Los_Angeles, got %q", s.dayZone))
+		}
+	}
 	if s.off && s.on {
 		add(fmt.Errorf("--off and --on exclude each other"))
 	}
@@ -276,6 +290,7 @@ func recordFields() []field {
 		{"base-url", "base_url"}, {"models", "models"}, {"key-secret", "key_secret"}, {"region", "region"},
 		{"retains-data", "retains_data"}, {"tag", "tags"}, {"price", "prices"},
 		{"rpm", "limits.rpm"}, {"input-tpm", "limits.input_tpm"}, {"output-tpm", "limits.output_tpm"},
+		{"rpd", "limits.rpd"}, {"max-in-flight", "limits.max_in_flight"}, {"day-zone", "day_zone"},
 		{"allow-region", "allowed_regions"}, {"max-attempts", "recovery.max_attempts"},
 		{"max-wait", "recovery.max_wait"}, {"attempt-deadline", "recovery.attempt_deadline"},
 		{"rate-limit-header", "rate_limit_headers"}, {"default-max-output", "default_max_output"},
@@ -294,6 +309,7 @@ func memberFields() []field {
 		{"base-url", "base_url"}, {"key-secret", "key_secret"}, {"region", "region"},
 		{"retains-data", "retains_data"}, {"tag", "tags"}, {"price", "prices"},
 		{"rpm", "limits.rpm"}, {"input-tpm", "limits.input_tpm"}, {"output-tpm", "limits.output_tpm"},
+		{"rpd", "limits.rpd"}, {"max-in-flight", "limits.max_in_flight"},
 		{"weight", "weight"}, {"order", "order"}, {"model", "model_map"}, {"models", "models"},
 		{"account", "account"}, {"off", "off"}, {"on", "off"},
 		{"auth-kind", "auth.kind"}, {"auth-header", "auth.header"}, {"aws-service", "auth.aws_service"},
@@ -329,10 +345,10 @@ func (s *specFlags) auth() *configv1.Auth {
 
 // limits returns the Limits of the limit flags given, or nil.
 func (s *specFlags) limits() *configv1.Limits {
-	if !s.given["rpm"] && !s.given["input-tpm"] && !s.given["output-tpm"] {
+	if !s.given["rpm"] && !s.given["input-tpm"] && !s.given["output-tpm"] && !s.given["rpd"] && !s.given["max-in-flight"] {
 		return nil
 	}
-	return &configv1.Limits{Rpm: s.rpm.v, InputTpm: s.inTPM.v, OutputTpm: s.outTPM.v}
+	return &configv1.Limits{Rpm: s.rpm.v, InputTpm: s.inTPM.v, OutputTpm: s.outTPM.v, Rpd: s.rpd.v, MaxInFlight: s.inFlight.v}
 }
 
 // modelList returns --models as Model messages; their kind is left for the
@@ -356,6 +372,7 @@ func (s *specFlags) recordSpec(recordOnly bool) *adminv1.ProviderSpec {
 		Priority:         s.priority.v,
 		Internal:         s.internal,
 		Models:           s.modelList(),
+		DayZone:          s.dayZone,
 	}
 	if s.given["max-attempts"] || s.given["max-wait"] || s.given["attempt-deadline"] {
 		spec.Recovery = &configv1.Recovery{MaxAttempts: s.maxAttempts.v}

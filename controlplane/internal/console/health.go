@@ -15,6 +15,7 @@ import (
 	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
+	"weir.dev/routing/formats"
 	"weir.dev/routing/rules"
 	"weir.dev/web"
 )
@@ -328,6 +329,9 @@ func (src *healthSource) addScope(ctx context.Context, v *web.HealthView, edgeId
 			}
 			for k, e := range v.Edges {
 				hm.Cells[k] = cellOf(byKey[[3]string{hr.Name, hm.Name, e.ID}], e, hm.Off, now)
+				if hm.Format == "" {
+					hm.Format = hm.Cells[k].Format
+				}
 			}
 		}
 	}
@@ -367,6 +371,8 @@ func cellOf(ev *adminv1.EdgeView, e web.HealthEdge, off bool, now time.Time) web
 	}
 	c.Spent, c.Disabled = mv.GetSpent(), mv.GetDisabled()
 	c.InFlight, c.Refusals = int(mv.GetInFlight()), int(mv.GetConsecutiveRefusals())
+	c.MaxInFlight, c.RequestsToday, c.RPDShare = int(mv.GetMaxInFlight()), mv.GetRequestsToday(), mv.GetRpdShare()
+	c.Format = wireWord(mv.GetWireFormat())
 	if mv.GetObservedAt() != nil {
 		c.ObservedAt = mv.GetObservedAt().AsTime()
 	}
@@ -550,4 +556,13 @@ func loadFindings(ctx context.Context, s *session) ([]web.Finding, string) {
 		return out, "The doctor could not be asked: " + p.Message
 	}
 	return out, ""
+}
+
+// wireWord keeps a view's wire format when it is one this build knows by
+// name, so an edge's odd value is never shown.
+func wireWord(s string) string {
+	if _, ok := formats.WireFormats.ParseStored(s); ok {
+		return s
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"weir.dev/controlplane/internal/words"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/rules"
@@ -26,7 +27,8 @@ type memberEditPage struct{ *base }
 func memberInputs(rows int) []string {
 	names := []string{
 		"member", "preset", "record_member", "spec.base_url", "spec.key_secret", "spec.region", "spec.weight", "spec.order",
-		"spec.account", "spec.api_version", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm", "spec.models",
+		"spec.account", "spec.api_version", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm",
+		"spec.limits.rpd", "spec.limits.max_in_flight", "spec.wire_format", "spec.models",
 		"spec.model_map", "spec.tags", "spec.retains_data",
 	}
 	names = append(names, authInputs...)
@@ -41,6 +43,7 @@ func memberFormFrom(r *http.Request) web.MemberForm {
 		BaseURL: v("spec.base_url"), KeySecret: v("spec.key_secret"), Region: v("spec.region"),
 		Weight: v("spec.weight"), Order: v("spec.order"), Account: v("spec.account"), APIVersion: v("spec.api_version"),
 		RPM: v("spec.limits.rpm"), InputTPM: v("spec.limits.input_tpm"), OutputTPM: v("spec.limits.output_tpm"),
+		RPD: v("spec.limits.rpd"), MaxInFlight: v("spec.limits.max_in_flight"), Wire: v("spec.wire_format"),
 		Models: r.PostFormValue("spec.models"), ModelMap: r.PostFormValue("spec.model_map"), Tags: r.PostFormValue("spec.tags"),
 		RetainsData: v("spec.retains_data"), Auth: authFormFrom(r), Prices: priceRowsFrom(r),
 	}
@@ -62,10 +65,15 @@ func memberSpecOf(f web.MemberForm, base *adminv1.PoolMemberSpec, local *problem
 	l := &configv1.Limits{
 		Rpm: local.int64("spec.limits.rpm", f.RPM), InputTpm: local.int64("spec.limits.input_tpm", f.InputTPM),
 		OutputTpm: local.int64("spec.limits.output_tpm", f.OutputTPM),
+		Rpd:       local.int64("spec.limits.rpd", f.RPD), MaxInFlight: local.int64("spec.limits.max_in_flight", f.MaxInFlight),
 	}
 	spec.Limits = nil
-	if l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
+	if declaresLimits(l) {
 		spec.Limits = l
+	}
+	spec.WireFormat = parseWire(f.Wire)
+	if f.Wire != "" && spec.WireFormat == configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+		local.add("spec.wire_format", "unknown wire format")
 	}
 	spec.Models = splitList(f.Models)
 	spec.ModelMap = kvOf("spec.model_map", f.ModelMap, local)
@@ -154,6 +162,7 @@ func formOfSpec(sp *adminv1.PoolMemberSpec) web.MemberForm {
 		BaseURL: sp.GetBaseUrl(), KeySecret: sp.GetKeySecret(), Region: sp.GetRegion(), Account: sp.GetAccount(), APIVersion: sp.GetApiVersion(),
 		Weight: num(int64(sp.GetWeight())), Order: num(int64(sp.GetOrder())),
 		RPM: num(sp.GetLimits().GetRpm()), InputTPM: num(sp.GetLimits().GetInputTpm()), OutputTPM: num(sp.GetLimits().GetOutputTpm()),
+		RPD: num(sp.GetLimits().GetRpd()), MaxInFlight: num(sp.GetLimits().GetMaxInFlight()), Wire: words.WireFormat(sp.GetWireFormat()),
 		Models: strings.Join(sp.GetModels(), "\n"), ModelMap: kvText(sp.GetModelMap()), Tags: kvText(sp.GetTags()),
 		RetainsData: optBoolText(sp.RetainsData), Auth: authFormOf(sp.GetAuth()), Prices: priceRowsOf(sp.GetPrices()),
 	}
@@ -260,6 +269,9 @@ func changedPaths(a, b *adminv1.PoolMemberSpec) []string {
 	add("limits.rpm", a.GetLimits().GetRpm() != b.GetLimits().GetRpm())
 	add("limits.input_tpm", a.GetLimits().GetInputTpm() != b.GetLimits().GetInputTpm())
 	add("limits.output_tpm", a.GetLimits().GetOutputTpm() != b.GetLimits().GetOutputTpm())
+	add("limits.rpd", a.GetLimits().GetRpd() != b.GetLimits().GetRpd())
+	add("limits.max_in_flight", a.GetLimits().GetMaxInFlight() != b.GetLimits().GetMaxInFlight())
+	add("wire_format", a.GetWireFormat() != b.GetWireFormat())
 	add("models", strings.Join(a.GetModels(), "\n") != strings.Join(b.GetModels(), "\n"))
 	add("model_map", !maps.Equal(a.GetModelMap(), b.GetModelMap()))
 	add("tags", !maps.Equal(a.GetTags(), b.GetTags()))

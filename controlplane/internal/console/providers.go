@@ -227,6 +227,8 @@ func createFormOf(r *http.Request, s *session) (f web.ProviderForm, tenant, scop
 		Models: r.PostFormValue("spec.models"), Region: strings.TrimSpace(r.PostFormValue("spec.region")),
 		RPM: strings.TrimSpace(r.PostFormValue("spec.limits.rpm")), InputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.input_tpm")),
 		OutputTPM: strings.TrimSpace(r.PostFormValue("spec.limits.output_tpm")), Recovery: recoveryFormFrom(r),
+		RPD: strings.TrimSpace(r.PostFormValue("spec.limits.rpd")), MaxInFlight: strings.TrimSpace(r.PostFormValue("spec.limits.max_in_flight")),
+		DayZone: strings.TrimSpace(r.PostFormValue("spec.day_zone")),
 	}
 	if f.Kind != "plain" {
 		f.Kind = "pool"
@@ -263,7 +265,7 @@ func createRequestOf(f *web.ProviderForm, tenant string) (*adminv1.CreateProvide
 	req := &adminv1.CreateProviderRequest{Tenant: tenant, Name: f.Name, Preset: parsePreset(f.Preset)}
 	spec := &adminv1.ProviderSpec{
 		WireFormat: parseWire(f.Wire), KeySecret: f.KeySecret, Region: f.Region,
-		Models: modelsOf(splitList(f.Models)), Recovery: recoveryOf(f.Recovery, &local),
+		Models: modelsOf(splitList(f.Models)), Recovery: recoveryOf(f.Recovery, &local), DayZone: f.DayZone,
 	}
 	if f.Preset != "" && req.Preset == adminv1.Preset_PRESET_UNSPECIFIED {
 		local.add("preset", "unknown preset")
@@ -273,8 +275,9 @@ func createRequestOf(f *web.ProviderForm, tenant string) (*adminv1.CreateProvide
 		spec.Limits = &configv1.Limits{
 			Rpm: local.int64("spec.limits.rpm", f.RPM), InputTpm: local.int64("spec.limits.input_tpm", f.InputTPM),
 			OutputTpm: local.int64("spec.limits.output_tpm", f.OutputTPM),
+			Rpd:       local.int64("spec.limits.rpd", f.RPD), MaxInFlight: local.int64("spec.limits.max_in_flight", f.MaxInFlight),
 		}
-		if spec.Limits.GetRpm() == 0 && spec.Limits.GetInputTpm() == 0 && spec.Limits.GetOutputTpm() == 0 {
+		if !declaresLimits(spec.Limits) {
 			spec.Limits = nil
 		}
 		f.Members = nil
@@ -296,7 +299,8 @@ func createRequestOf(f *web.ProviderForm, tenant string) (*adminv1.CreateProvide
 // createInputs are the create form's input names.
 func createInputs(members int) []string {
 	names := []string{"scope", "name", "kind", "preset", "spec.wire_format", "spec.key_secret", "spec.region", "spec.models",
-		"spec.base_url", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm"}
+		"spec.base_url", "spec.limits.rpm", "spec.limits.input_tpm", "spec.limits.output_tpm", "spec.limits.rpd",
+		"spec.limits.max_in_flight", "spec.day_zone"}
 	names = append(names, recoveryInputs()...)
 	for i := range max(members, createMemberRows) {
 		for _, f := range []string{"name", "spec.base_url", "spec.key_secret", "spec.weight"} {
@@ -624,4 +628,9 @@ func withScopeQuery(p, scope string) string {
 		return p
 	}
 	return p + "?scope=" + scope
+}
+
+// declaresLimits reports whether any limit is declared (not 0).
+func declaresLimits(l *configv1.Limits) bool {
+	return l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 || l.GetRpd() != 0 || l.GetMaxInFlight() != 0
 }

@@ -30,7 +30,7 @@ type recordEditPage struct{ *base }
 func recordInputs(rows int) []string {
 	names := []string{
 		"spec.wire_format", "spec.base_url", "spec.key_secret", "spec.region", "spec.models", "spec.limits.rpm",
-		"spec.limits.input_tpm", "spec.limits.output_tpm", "spec.retains_data", "spec.priority", "spec.default_max_output",
+		"spec.limits.input_tpm", "spec.limits.output_tpm", "spec.limits.rpd", "spec.limits.max_in_flight", "spec.day_zone", "spec.retains_data", "spec.priority", "spec.default_max_output",
 		"spec.tags", "spec.allowed_regions", "spec.rate_limit_headers", "spec.account", "spec.api_version", "spec.internal",
 	}
 	names = append(names, authInputs...)
@@ -106,6 +106,7 @@ func recordFormOf(sp *adminv1.ProviderSpec) web.RecordForm {
 		Priority: num(int64(sp.GetPriority())), DefaultMaxOut: num(sp.GetDefaultMaxOutput()), Account: sp.GetAccount(),
 		APIVersion: sp.GetApiVersion(), RPM: num(sp.GetLimits().GetRpm()), InputTPM: num(sp.GetLimits().GetInputTpm()),
 		OutputTPM: num(sp.GetLimits().GetOutputTpm()), Internal: sp.GetInternal(), Auth: authFormOf(sp.GetAuth()),
+		RPD: num(sp.GetLimits().GetRpd()), MaxInFlight: num(sp.GetLimits().GetMaxInFlight()), DayZone: sp.GetDayZone(),
 		Prices: priceRowsOf(sp.GetPrices()), Recovery: recoveryFormOf(sp.GetRecovery()),
 	}
 }
@@ -119,6 +120,7 @@ func recordFormFrom(r *http.Request) web.RecordForm {
 		RateLimitHeaders: r.PostFormValue("spec.rate_limit_headers"), Priority: v("spec.priority"),
 		DefaultMaxOut: v("spec.default_max_output"), Account: v("spec.account"), APIVersion: v("spec.api_version"),
 		RPM: v("spec.limits.rpm"), InputTPM: v("spec.limits.input_tpm"), OutputTPM: v("spec.limits.output_tpm"),
+		RPD: v("spec.limits.rpd"), MaxInFlight: v("spec.limits.max_in_flight"), DayZone: v("spec.day_zone"),
 		Internal: r.PostFormValue("spec.internal") != "", Auth: authFormFrom(r), Prices: priceRowsFrom(r),
 		Recovery: recoveryFormFrom(r),
 	}
@@ -139,12 +141,14 @@ func recordSpecOf(f web.RecordForm, stored *adminv1.ProviderSpec, pool, cluster 
 		l := &configv1.Limits{
 			Rpm: local.int64("spec.limits.rpm", f.RPM), InputTpm: local.int64("spec.limits.input_tpm", f.InputTPM),
 			OutputTpm: local.int64("spec.limits.output_tpm", f.OutputTPM),
+			Rpd:       local.int64("spec.limits.rpd", f.RPD), MaxInFlight: local.int64("spec.limits.max_in_flight", f.MaxInFlight),
 		}
 		spec.Limits = nil
-		if l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 {
+		if declaresLimits(l) {
 			spec.Limits = l
 		}
 	}
+	spec.DayZone = f.DayZone
 	spec.KeySecret, spec.Region = f.KeySecret, f.Region
 	kinds := map[string]*configv1.Model{}
 	for _, m := range stored.GetModels() {
@@ -206,6 +210,9 @@ func recordChanged(a, b *adminv1.ProviderSpec) []string {
 	add("limits.rpm", a.GetLimits().GetRpm() != b.GetLimits().GetRpm())
 	add("limits.input_tpm", a.GetLimits().GetInputTpm() != b.GetLimits().GetInputTpm())
 	add("limits.output_tpm", a.GetLimits().GetOutputTpm() != b.GetLimits().GetOutputTpm())
+	add("limits.rpd", a.GetLimits().GetRpd() != b.GetLimits().GetRpd())
+	add("limits.max_in_flight", a.GetLimits().GetMaxInFlight() != b.GetLimits().GetMaxInFlight())
+	add("day_zone", a.GetDayZone() != b.GetDayZone())
 	add("region", a.GetRegion() != b.GetRegion())
 	add("retains_data", a.GetRetainsData() != b.GetRetainsData())
 	add("tags", !maps.Equal(a.GetTags(), b.GetTags()))

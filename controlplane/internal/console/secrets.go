@@ -1,8 +1,12 @@
 package console
 
 import (
+	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -34,6 +38,16 @@ func (c secretsPage) setSecret(w http.ResponseWriter, r *http.Request, s *sessio
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	hostsText := strings.TrimSpace(r.PostFormValue("hosts"))
 	hosts := splitItems(hostsText)
+	kind := ""
+	if r.PostFormValue("kind") == web.KindServiceAccount {
+		kind = web.KindServiceAccount
+		if p := checkServiceAccountKey(r.PostFormValue("value"), hosts); len(p.List) > 0 {
+			c.renderSecrets(w, r, s, http.StatusUnprocessableEntity, web.SecretsView{
+				Name: name, Hosts: hostsText, HostsProblem: p.For("hosts"), Problems: p, KeyKind: kind,
+			})
+			return
+		}
+	}
 	resp, err := s.api.Secrets.SetSecret(r.Context(), connect.NewRequest(&adminv1.SetSecretRequest{
 		Tenant: s.tenant, Name: name, Value: r.PostFormValue("value"), Hosts: hosts,
 	}))
@@ -44,7 +58,7 @@ func (c secretsPage) setSecret(w http.ResponseWriter, r *http.Request, s *sessio
 		}
 		p = foldList(p, "hosts", hosts)
 		c.renderSecrets(w, r, s, status, web.SecretsView{
-			Name: name, Hosts: hostsText, HostsProblem: p.For("hosts"), Problems: p,
+			Name: name, Hosts: hostsText, HostsProblem: p.For("hosts"), Problems: p, KeyKind: kind,
 		})
 		return
 	}
@@ -115,4 +129,55 @@ func (c secretsPage) renderSecrets(w http.ResponseWriter, r *http.Request, s *se
 		v.Secrets = append(v.Secrets, row)
 	}
 	c.page(w, r, s, status, "Secrets", "secrets", web.SecretsPage(v))
+}
+
+// serviceAccountKey is what the console checks of a Google service
+// account's JSON key before storing it.
+type serviceAccountKey struct {
+	Type        string `json:"type"`
+	ClientEmail string `json:"client_email"`
+	PrivateKey  string `json:"private_key"`
+	TokenURI    string `json:"token_uri"`
+}
+
+// checkServiceAccountKey returns the problems of a service account key
+// (google-service-account auth, Vertex AI) and of the hosts it is bound
+// to: at most web.MaxServiceAccountKeyBytes of JSON with type
+// "service_account", a client_email and a private_key, a token_uri that
+// is https (default https://oauth2.googleapis.com/token), and that
+// token_uri's host among the hosts (R-SEC-1: the edge sends the signed
+// token request there). Problems never quote the key.
+func checkServiceAccountKey(value string, hosts []string) web.Problems {
+	var p problemSet
+	if len(value) > web.MaxServiceAccountKeyBytes {
+		p.add("value", fmt.Sprintf("the key is larger than %d bytes", web.MaxServiceAccountKeyBytes))
+		return p.problems()
+	}
+	var k serviceAccountKey
+	if err := json.Unmarshal([]byte(value), &k); err != nil {
+		p.add("value", "not a JSON service account key")
+		return p.problems()
+	}
+	if k.Type != "service_account" || k.ClientEmail == "" || k.PrivateKey == "" {
+		p.add("value", `not a service account key: it needs "type": "service_account", a client_email and a private_key`)
+	}
+	tokenHost := "oauth2.googleapis.com"
+	if k.TokenURI != "" {
+		u, err := url.Parse(k.TokenURI)
+		if err != nil || u.Scheme != "https" || u.Hostname() == "" {
+			p.add("value", "the key's token_uri is not an https URL")
+			return p.problems()
+		}
+		tokenHost = u.Hostname()
+	}
+	if !slices.ContainsFunc(hosts, func(h string) bool {
+		host, _, err := net.SplitHostPort(h)
+		if err != nil {
+			host = h
+		}
+		return strings.EqualFold(strings.TrimSuffix(host, "."), tokenHost)
+	}) {
+		p.add("hosts", fmt.Sprintf("add %s: the key signs a token request sent there (R-SEC-1)", tokenHost))
+	}
+	return p.problems()
 }

@@ -50,12 +50,14 @@ func TestPagesShowWordsNotEnumNames(t *testing.T) {
 	}
 	// Records: every preset, so every wire format, both record kinds, and
 	// every auth kind (the pool's members name their own).
+	// Embeddings only where an openai endpoint serves them (R-FMT-7).
 	model := []*configv1.Model{{Name: "m"}, {Name: "m-embed", Kind: configv1.ModelKind_MODEL_KIND_EMBEDDINGS}}
+	chat := model[:1]
 	for _, r := range []*adminv1.CreateProviderRequest{
 		{Name: "oa", Preset: adminv1.Preset_PRESET_OPENAI, Spec: &adminv1.ProviderSpec{KeySecret: "k", Models: model}},
 		{Name: "az", Preset: adminv1.Preset_PRESET_AZURE_OPENAI, Spec: &adminv1.ProviderSpec{BaseUrl: "https://acme.openai.azure.com/openai", KeySecret: "k", Models: model}},
-		{Name: "an", Preset: adminv1.Preset_PRESET_ANTHROPIC, Spec: &adminv1.ProviderSpec{KeySecret: "k", Models: model}},
-		{Name: "br", Preset: adminv1.Preset_PRESET_BEDROCK, Spec: &adminv1.ProviderSpec{BaseUrl: "https://bedrock-runtime.eu-north-1.amazonaws.com", Region: "eu-north-1", KeySecret: "k", Models: model}},
+		{Name: "an", Preset: adminv1.Preset_PRESET_ANTHROPIC, Spec: &adminv1.ProviderSpec{KeySecret: "k", Models: chat}},
+		{Name: "br", Preset: adminv1.Preset_PRESET_BEDROCK, Spec: &adminv1.ProviderSpec{BaseUrl: "https://bedrock-runtime.eu-north-1.amazonaws.com", Region: "eu-north-1", KeySecret: "k", Models: chat}},
 		{Name: "vl", Preset: adminv1.Preset_PRESET_VLLM, Spec: &adminv1.ProviderSpec{Models: model}, Members: []*adminv1.NewPoolMember{
 			{Name: "m-none", Spec: &adminv1.PoolMemberSpec{BaseUrl: "https://none.example.com/v1"}},
 			{Name: "m-key", Spec: &adminv1.PoolMemberSpec{BaseUrl: "https://key.example.com/v1", KeySecret: proto.String("k"),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"weir.dev/routing/formats"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -34,6 +35,8 @@ type callRow struct {
 	cacheEstMissCostNanos          int64
 	startedAt                      time.Time
 	durationMs                     int64
+	memberFormat                   string // a wire format's word, or ""
+	translated                     bool
 	attempts                       []attemptRow
 }
 
@@ -95,6 +98,7 @@ func toRow(r *telemetryv1.CallRecord, received time.Time) (callRow, error) {
 		cachePrevCachedInput:  nonNeg(c.GetPreviousCachedInputTokens()),
 		cacheEstMissCostNanos: nonNeg(c.GetEstimatedMissCostNanos()),
 		startedAt:             started, durationMs: millis(r.GetDuration().AsDuration()),
+		memberFormat: memberFormat(r.GetMemberFormat()), translated: r.GetTranslated(),
 	}
 	if n := len(r.GetAttempts()); n > 0 {
 		row.attempts = make([]attemptRow, 0, n)
@@ -150,6 +154,7 @@ func (c *callColumns) grow(calls, attempts int) {
 		*s = make([]int64, 0, calls)
 	}
 	c.Stream, c.CostFlagged = make([]bool, 0, calls), make([]bool, 0, calls)
+	c.MemberFormat, c.Translated = make([]string, 0, calls), make([]bool, 0, calls)
 	c.Status, c.StartedAt = make([]int32, 0, calls), make([]pgtype.Timestamptz, 0, calls)
 	for _, s := range []*[]string{&c.AttemptCallID, &c.AttemptRecordName, &c.AttemptMemberName, &c.AttemptOutcome,
 		&c.AttemptKind, &c.AttemptReason} {
@@ -191,6 +196,8 @@ func (c *callColumns) add(r *callRow) {
 	c.CacheEstimatedMissCostNanos = append(c.CacheEstimatedMissCostNanos, r.cacheEstMissCostNanos)
 	c.StartedAt = append(c.StartedAt, pgtype.Timestamptz{Time: r.startedAt, Valid: true})
 	c.DurationMs = append(c.DurationMs, r.durationMs)
+	c.MemberFormat = append(c.MemberFormat, r.memberFormat)
+	c.Translated = append(c.Translated, r.translated)
 	for _, a := range r.attempts {
 		c.AttemptCallID = append(c.AttemptCallID, r.callID)
 		c.AttemptIndex = append(c.AttemptIndex, a.index)
@@ -273,6 +280,16 @@ func clean(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}
+
+// memberFormat keeps a call's member format when it is a wire format's name
+// ("gemini"), else "": an edge's odd value never fails a batch
+// (CallRecord.member_format, R-FMT-6).
+func memberFormat(s string) string {
+	if _, ok := formats.WireFormats.ParseStored(s); ok {
+		return s
+	}
+	return ""
 }
 
 // parseUUID parses a UUID in text form.

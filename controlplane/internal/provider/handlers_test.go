@@ -154,7 +154,8 @@ func TestSeedFlow(t *testing.T) {
 		ModelMap:         map[string]string{"gpt-x": "gpt-x-sweden"},
 		Account:          "secret:azure-se",
 		ApiVersion:       AzureAPIVersion,
-		InheritedFields:  []string{"auth", "retains_data", "models", "api_version"},
+		InheritedFields:  []string{"auth", "retains_data", "models", "api_version", "wire_format"},
+		WireFormat:       configv1.WireFormat_WIRE_FORMAT_OPENAI,
 		InheritedTagKeys: nil,
 	}
 	if diff := cmp.Diff(wantSweden, sweden, protocmp.Transform()); diff != "" {
@@ -605,7 +606,6 @@ func TestValidationOverTheAPI(t *testing.T) {
 				return err
 			},
 			want: []fc{
-				{"members[2].preset", CodeWireMismatch},
 				{"name", CodeInvalidName},
 				{"spec.region", CodeInvalidValue},
 				{"spec.recovery.max_wait", CodeNegative},

@@ -23,7 +23,16 @@ const AzureAPIVersion = "2024-10-21"
 const (
 	OpenAIBaseURL    = "https://api.openai.com/v1"
 	AnthropicBaseURL = "https://api.anthropic.com"
+	GeminiBaseURL    = "https://generativelanguage.googleapis.com/v1beta"
 )
+
+// VertexBaseURL is the Vertex AI endpoint of Google's models for a project
+// in a region ("europe-west4"): the base the vertex preset needs, which it
+// cannot fill in itself (the project is the operator's). The edge appends
+// "/models/{m}:generateContent" and the like.
+func VertexBaseURL(region, project string) string {
+	return "https://" + region + "-aiplatform.googleapis.com/v1/projects/" + project + "/locations/" + region + "/publishers/google"
+}
 
 // presetDef is what one preset determines.
 type presetDef struct {
@@ -56,10 +65,18 @@ var presets = map[adminv1.Preset]presetDef{
 	adminv1.Preset_PRESET_VLLM: {
 		name: "vllm", wire: configv1.WireFormat_WIRE_FORMAT_OPENAI,
 	},
+	adminv1.Preset_PRESET_GEMINI: {
+		name: "gemini", wire: configv1.WireFormat_WIRE_FORMAT_GEMINI,
+		kind: configv1.AuthKind_AUTH_KIND_API_KEY, header: "x-goog-api-key", baseURL: GeminiBaseURL,
+	},
+	adminv1.Preset_PRESET_VERTEX: {
+		name: "vertex", wire: configv1.WireFormat_WIRE_FORMAT_GEMINI,
+		kind: configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT,
+	},
 }
 
 // PresetName returns the name a preset is stored under ("openai",
-// "azure-openai", "anthropic", "bedrock", "vllm"), or "" for
+// "azure-openai", "anthropic", "bedrock", "vllm", "gemini", "vertex"), or "" for
 // PRESET_UNSPECIFIED and unknown values.
 func PresetName(p adminv1.Preset) string {
 	return presets[p].name
@@ -138,6 +155,14 @@ func GivenByMask(paths []string) Given {
 //     and `weir provider create` has only --key-secret).
 //   - vllm: wire openai; no auth, or API-key auth in "authorization" when a
 //     key_secret is given.
+//   - gemini: wire gemini (the Gemini API); API-key auth in
+//     "x-goog-api-key"; base_url GeminiBaseURL for a plain record that gives
+//     none. The key secret must be bound to generativelanguage.googleapis.com.
+//   - vertex: wire gemini (Vertex AI); google-service-account auth, the key
+//     secret holding the service account's JSON key (bound to
+//     oauth2.googleapis.com, where its JWT is exchanged, and to the
+//     endpoint's host). The base_url (VertexBaseURL: region and project)
+//     must be given.
 //
 // The preset's auth applies only when the request names no auth kind or the
 // preset's own kind; a request that names another kind keeps its auth
@@ -185,9 +210,15 @@ func ResolveRecordPreset(p adminv1.Preset, spec *adminv1.ProviderSpec, pool bool
 
 // ResolveMemberPreset returns a copy of a member's spec with the fields
 // preset p determines filled in, except those the request gives, and the
-// preset's problems. rec is the member's record (after its own preset): the
-// preset's wire format must be the record's, and a member that gives no key
-// secret or region may take the record's. spec is not changed.
+// preset's problems. rec is the member's record (after its own preset): a
+// member that gives no key secret or region may take the record's. spec is
+// not changed.
+//
+// A member's preset sets the member's own wire format (R-FMT-4: a pool may
+// mix formats) when it differs from the record's and the request gives
+// none; a wire_format the request gives must be the preset's. A preset of
+// another format than the record's gives the member its own auth (it cannot
+// sign with the record's).
 //
 // Per preset, as ResolveRecordPreset, with these differences: the default
 // base_url applies when the member gives none; azure-openai pins
@@ -207,8 +238,13 @@ func ResolveMemberPreset(p adminv1.Preset, rec *adminv1.ProviderSpec, spec *admi
 		ps.add(presetField, CodeInvalidValue, "unknown preset %d", int32(p))
 		return out, ps.err()
 	}
-	if w := rec.GetWireFormat(); w != def.wire {
-		ps.add(presetField, CodeWireMismatch, "preset %s is for wire format %s, but the record's is %s", def.name, WireName(def.wire), WireName(w))
+	switch w := out.GetWireFormat(); {
+	case given("wire_format") && w != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED && w != def.wire:
+		ps.add(presetField, CodeWireMismatch, "preset %s is for wire format %s, but the member's is %s", def.name, WireName(def.wire), WireName(w))
+	case rec.GetWireFormat() != def.wire:
+		out.WireFormat = def.wire // the member's own format (R-FMT-4)
+	default:
+		out.WireFormat = configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED // the record's
 	}
 	if !given("base_url") && def.baseURL != "" {
 		out.BaseUrl = def.baseURL
@@ -334,7 +370,8 @@ func sortPrices(ps []*configv1.Price) {
 //     whole auth of the member's own: the edge takes a member's auth whole
 //     or not at all, and a later change of the record's auth does not reach
 //     it;
-//   - API-key auth that names no header uses the wire format's usual one.
+//   - API-key auth that names no header uses the usual one of the member's
+//     wire format (its own, else the record's).
 func normalizeMember(rec *adminv1.ProviderSpec, spec *adminv1.PoolMemberSpec) {
 	if spec.Weight == 0 {
 		spec.Weight = routing.DefaultWeight
@@ -355,7 +392,11 @@ func normalizeMember(rec *adminv1.ProviderSpec, spec *adminv1.PoolMemberSpec) {
 		spec.Auth = merged
 	}
 	if spec.GetAuth().GetKind() == configv1.AuthKind_AUTH_KIND_API_KEY && spec.GetAuth().GetHeader() == "" {
-		spec.Auth.Header = defaultKeyHeader(rec.GetWireFormat())
+		wire := rec.GetWireFormat()
+		if w := spec.GetWireFormat(); w != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+			wire = w // the member's own format (R-FMT-4)
+		}
+		spec.Auth.Header = defaultKeyHeader(wire)
 	}
 }
 

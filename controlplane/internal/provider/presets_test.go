@@ -206,11 +206,77 @@ func TestResolveMemberPreset(t *testing.T) {
 			}
 		})
 	}
-	t.Run("wire format must be the record's", func(t *testing.T) {
+	// R-FMT-4: a member's preset of another format than the record's gives
+	// the member its own format and auth; one of the record's format leaves
+	// the member on the record's; a wire format the request gives must be
+	// the preset's.
+	t.Run("R-FMT-4 a member preset sets the member's own format", func(t *testing.T) {
 		t.Parallel()
-		_, err := ResolveMemberPreset(adminv1.Preset_PRESET_ANTHROPIC, azureRec, &adminv1.PoolMemberSpec{}, GivenBySpec(&adminv1.PoolMemberSpec{}), "members[0].preset")
+		got, err := ResolveMemberPreset(adminv1.Preset_PRESET_ANTHROPIC, azureRec, &adminv1.PoolMemberSpec{}, GivenBySpec(&adminv1.PoolMemberSpec{}), "members[0].preset")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &adminv1.PoolMemberSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_ANTHROPIC, BaseUrl: AnthropicBaseURL,
+			Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "x-api-key"}}
+		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+		got, err = ResolveMemberPreset(adminv1.Preset_PRESET_OPENAI, azureRec, &adminv1.PoolMemberSpec{}, GivenBySpec(&adminv1.PoolMemberSpec{}), "members[0].preset")
+		if err != nil || got.GetWireFormat() != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+			t.Errorf("a preset of the record's format: wire %v, err %v", got.GetWireFormat(), err)
+		}
+		spec := &adminv1.PoolMemberSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_BEDROCK}
+		_, err = ResolveMemberPreset(adminv1.Preset_PRESET_ANTHROPIC, azureRec, spec, GivenBySpec(spec), "members[0].preset")
 		assertProblems(t, err, []fc{{"members[0].preset", CodeWireMismatch}})
 	})
+	t.Run("gemini and vertex members", func(t *testing.T) {
+		t.Parallel()
+		got, err := ResolveMemberPreset(adminv1.Preset_PRESET_GEMINI, azureRec, &adminv1.PoolMemberSpec{}, GivenBySpec(&adminv1.PoolMemberSpec{}), "preset")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &adminv1.PoolMemberSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_GEMINI, BaseUrl: GeminiBaseURL,
+			Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "x-goog-api-key"}}
+		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+			t.Errorf("gemini (-want +got):\n%s", diff)
+		}
+		in := &adminv1.PoolMemberSpec{BaseUrl: VertexBaseURL("europe-west4", "acme"), KeySecret: proto.String("sa")}
+		got, err = ResolveMemberPreset(adminv1.Preset_PRESET_VERTEX, azureRec, in, GivenBySpec(in), "preset")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = &adminv1.PoolMemberSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_GEMINI,
+			BaseUrl:   "https://europe-west4-aiplatform.googleapis.com/v1/projects/acme/locations/europe-west4/publishers/google",
+			KeySecret: proto.String("sa"), Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT}}
+		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+			t.Errorf("vertex (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// The gemini and vertex record presets (DESIGN §3).
+func TestGeminiAndVertexRecordPresets(t *testing.T) {
+	t.Parallel()
+	spec := &adminv1.ProviderSpec{KeySecret: "k"}
+	got, err := ResolveRecordPreset(adminv1.Preset_PRESET_GEMINI, spec, false, GivenBySpec(spec), "preset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &adminv1.ProviderSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_GEMINI, BaseUrl: "https://generativelanguage.googleapis.com/v1beta",
+		KeySecret: "k", Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "x-goog-api-key"}}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("gemini (-want +got):\n%s", diff)
+	}
+	spec = &adminv1.ProviderSpec{KeySecret: "sa", BaseUrl: VertexBaseURL("us-central1", "p")}
+	got, err = ResolveRecordPreset(adminv1.Preset_PRESET_VERTEX, spec, false, GivenBySpec(spec), "preset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = &adminv1.ProviderSpec{WireFormat: configv1.WireFormat_WIRE_FORMAT_GEMINI, BaseUrl: spec.GetBaseUrl(),
+		KeySecret: "sa", Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT}}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("vertex (-want +got):\n%s", diff)
+	}
 }
 
 func TestPresetNames(t *testing.T) {

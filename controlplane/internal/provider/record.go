@@ -158,8 +158,11 @@ func memberHasOwnAuth(a *configv1.Auth) bool { return compile.MemberOwnsAuth(a) 
 // none: the one each wire format's own API reads. The edge applies the same
 // default (compile.defaultKeyHeader).
 func defaultKeyHeader(w configv1.WireFormat) string {
-	if w == configv1.WireFormat_WIRE_FORMAT_ANTHROPIC {
+	switch w {
+	case configv1.WireFormat_WIRE_FORMAT_ANTHROPIC:
 		return "x-api-key"
+	case configv1.WireFormat_WIRE_FORMAT_GEMINI:
+		return "x-goog-api-key"
 	}
 	return "authorization"
 }

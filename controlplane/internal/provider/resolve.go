@@ -22,6 +22,7 @@ const (
 	fieldModels      = "models"
 	fieldAccount     = "account"
 	fieldAPIVersion  = "api_version"
+	fieldWireFormat  = "wire_format"
 )
 
 // resolveID is the id a record is compiled under here: the compiler needs
@@ -117,6 +118,8 @@ func (res resolution) effective(r *Record, m *Member) *adminv1.EffectiveMember {
 		InheritedFields:  inheritedFields(r.Spec, ms, m == nil),
 		InheritedTagKeys: inheritedTagKeys(r.Spec.GetTags(), ms.GetTags()),
 		Prices:           declaredPrices(res.prices(r, m)),
+		WireFormat:       wireProto(cm.Wire),
+		DayZone:          r.Spec.GetDayZone(),
 	}
 	if cm.Account == cm.ID && compile.DeclaredAccount(res.config, cfg) == "" {
 		e.Account = ""
@@ -146,6 +149,7 @@ func inheritedFields(rs *adminv1.ProviderSpec, ms *adminv1.PoolMemberSpec, prima
 	add(fieldModels, len(ms.GetModels()) == 0)
 	add(fieldAccount, ms.Account == nil && rs.GetAccount() != "")
 	add(fieldAPIVersion, ms.ApiVersion == nil)
+	add(fieldWireFormat, ms.GetWireFormat() == configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED)
 	return out
 }
 
@@ -173,12 +177,29 @@ func modelsServed(r *Record, cm *routing.Member) []string {
 	return out
 }
 
+// wireProto is a compiled wire format in the admin API's form.
+func wireProto(w routing.WireFormat) configv1.WireFormat {
+	switch w {
+	case routing.WireOpenAI:
+		return configv1.WireFormat_WIRE_FORMAT_OPENAI
+	case routing.WireAnthropic:
+		return configv1.WireFormat_WIRE_FORMAT_ANTHROPIC
+	case routing.WireBedrock:
+		return configv1.WireFormat_WIRE_FORMAT_BEDROCK
+	case routing.WireGemini:
+		return configv1.WireFormat_WIRE_FORMAT_GEMINI
+	}
+	return configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED
+}
+
 // authKinds are the admin API's names of the compiled auth kinds; a kind
 // not listed (routing.AuthNone) is AUTH_KIND_NONE.
 var authKinds = map[routing.AuthKind]configv1.AuthKind{
 	routing.AuthAPIKey: configv1.AuthKind_AUTH_KIND_API_KEY,
 	routing.AuthSigV4:  configv1.AuthKind_AUTH_KIND_SIGV4,
 	routing.AuthOAuth2: configv1.AuthKind_AUTH_KIND_OAUTH2,
+
+	routing.AuthGoogleServiceAccount: configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT,
 }
 
 // authProto is a compiled auth in the admin API's form.
@@ -206,7 +227,7 @@ func limitsProto(l routing.Limits) *configv1.Limits {
 	if l == (routing.Limits{}) {
 		return nil
 	}
-	return &configv1.Limits{Rpm: l.RPM, InputTpm: l.InputTPM, OutputTpm: l.OutputTPM}
+	return &configv1.Limits{Rpm: l.RPM, InputTpm: l.InputTPM, OutputTpm: l.OutputTPM, Rpd: l.RPD, MaxInFlight: l.MaxInFlight}
 }
 
 // declaredPrices returns the prices of rps that give at least one part, in
@@ -288,15 +309,15 @@ func findPrice(ps []*configv1.Price, model string) *configv1.Price {
 
 // declaresLimits reports whether any limit is declared (not 0).
 func declaresLimits(l *configv1.Limits) bool {
-	return l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0
+	return l.GetRpm() != 0 || l.GetInputTpm() != 0 || l.GetOutputTpm() != 0 || l.GetRpd() != 0 || l.GetMaxInFlight() != 0
 }
 
 // signingSecret is the secret an endpoint signs with: the key secret for
-// API-key auth, the access key secret for SigV4, the client secret for
-// OAuth2; "" for no auth.
+// API-key and google-service-account auth, the access key secret for
+// SigV4, the client secret for OAuth2; "" for no auth.
 func signingSecret(a *configv1.Auth, keySecret string) string {
 	switch a.GetKind() {
-	case configv1.AuthKind_AUTH_KIND_API_KEY:
+	case configv1.AuthKind_AUTH_KIND_API_KEY, configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT:
 		return keySecret
 	case configv1.AuthKind_AUTH_KIND_SIGV4:
 		return a.GetAccessKeySecret()

@@ -33,7 +33,8 @@ func TestEffectiveInheritance(t *testing.T) {
 		Account:          "secret:azure-key",
 		ApiVersion:       AzureAPIVersion,
 		Prices:           nil, // sweden serves gpt-x without any price
-		InheritedFields:  []string{"auth", "key_secret", "retains_data", "models", "api_version"},
+		InheritedFields:  []string{"auth", "key_secret", "retains_data", "models", "api_version", "wire_format"},
+		WireFormat:       configv1.WireFormat_WIRE_FORMAT_OPENAI,
 		InheritedTagKeys: []string{"env", "team"},
 	}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
@@ -56,7 +57,8 @@ func TestEffectiveInheritance(t *testing.T) {
 			Price: price("gpt-x", 2_750_000, 11_000_000, 275_000),
 			Whole: true,
 		}},
-		InheritedFields:  []string{"auth", "retains_data", "models", "api_version"},
+		InheritedFields:  []string{"auth", "retains_data", "models", "api_version", "wire_format"},
+		WireFormat:       configv1.WireFormat_WIRE_FORMAT_OPENAI,
 		InheritedTagKeys: []string{"team"},
 	}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
@@ -91,7 +93,7 @@ func TestEffectivePrimaryOfPlainRecord(t *testing.T) {
 	if got.GetBaseUrl() != OpenAIBaseURL || got.GetLimits().GetRpm() != 100 || got.GetKeySecret() != "oai" {
 		t.Errorf("primary = %v", got)
 	}
-	wantInherited := []string{"base_url", "auth", "key_secret", "region", "retains_data", "limits", "models", "api_version"}
+	wantInherited := []string{"base_url", "auth", "key_secret", "region", "retains_data", "limits", "models", "api_version", "wire_format"}
 	if diff := cmp.Diff(wantInherited, got.GetInheritedFields()); diff != "" {
 		t.Errorf("inherited (-want +got):\n%s", diff)
 	}

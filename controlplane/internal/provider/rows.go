@@ -56,6 +56,9 @@ type recordColumns struct {
 	Priority           int32
 	Account            string
 	APIVersion         string
+	RPD                int64
+	MaxInFlight        int64
+	DayZone            string
 }
 
 // recordColumnsOf returns the columns of a validated record. A validated
@@ -89,6 +92,9 @@ func recordColumnsOf(r *Record, preset string) (recordColumns, error) {
 		Priority:           s.GetPriority(),
 		Account:            s.GetAccount(),
 		APIVersion:         s.GetApiVersion(),
+		RPD:                s.GetLimits().GetRpd(),
+		MaxInFlight:        s.GetLimits().GetMaxInFlight(),
+		DayZone:            s.GetDayZone(),
 	}
 	if c.AuthKind == "" {
 		c.AuthKind = "none" // only for an auth no endpoint uses; Validate requires a kind otherwise
@@ -124,6 +130,7 @@ func (c recordColumns) create(tenant pgtype.UUID, name string) sqlc.CreateProvid
 		CallDeadlineMs: c.CallDeadlineMs, AttemptDeadlineMs: c.AttemptDeadlineMs, CooldownBaseMs: c.CooldownBaseMs,
 		CooldownMaxMs: c.CooldownMaxMs, MaxWaitMs: c.MaxWaitMs, DefaultMaxOutput: c.DefaultMaxOutput,
 		Priority: c.Priority, Account: c.Account, APIVersion: c.APIVersion,
+		RPD: c.RPD, MaxInFlight: c.MaxInFlight, DayZone: c.DayZone,
 	}
 }
 
@@ -139,6 +146,7 @@ func (c recordColumns) update(tenant pgtype.UUID, name string) sqlc.UpdateProvid
 		CallDeadlineMs: c.CallDeadlineMs, AttemptDeadlineMs: c.AttemptDeadlineMs, CooldownBaseMs: c.CooldownBaseMs,
 		CooldownMaxMs: c.CooldownMaxMs, MaxWaitMs: c.MaxWaitMs, DefaultMaxOutput: c.DefaultMaxOutput,
 		Priority: c.Priority, Account: c.Account, APIVersion: c.APIVersion,
+		RPD: c.RPD, MaxInFlight: c.MaxInFlight, DayZone: c.DayZone,
 	}
 }
 
@@ -169,11 +177,15 @@ type memberColumns struct {
 	Off                bool
 	Account            pgtype.Text
 	APIVersion         pgtype.Text
+	WireFormat         pgtype.Text
+	RPD                pgtype.Int8
+	MaxInFlight        pgtype.Int8
 }
 
 // memberColumnsOf returns the columns of a validated member. A member that
 // names neither an auth kind nor a header stores both NULL (it inherits the
-// record's auth); one that declares no limit stores all three NULL.
+// record's auth); one that declares no limit stores them all NULL; one
+// without a wire format of its own stores it NULL (the record's).
 func memberColumnsOf(s *adminv1.PoolMemberSpec, preset string) (memberColumns, error) {
 	a := s.GetAuth()
 	c := memberColumns{
@@ -209,6 +221,11 @@ func memberColumnsOf(s *adminv1.PoolMemberSpec, preset string) (memberColumns, e
 		c.RPM = pgtype.Int8{Int64: l.GetRpm(), Valid: true}
 		c.InputTPM = pgtype.Int8{Int64: l.GetInputTpm(), Valid: true}
 		c.OutputTPM = pgtype.Int8{Int64: l.GetOutputTpm(), Valid: true}
+		c.RPD = pgtype.Int8{Int64: l.GetRpd(), Valid: true}
+		c.MaxInFlight = pgtype.Int8{Int64: l.GetMaxInFlight(), Valid: true}
+	}
+	if w := s.GetWireFormat(); w != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+		c.WireFormat = pgtype.Text{String: WireName(w), Valid: true}
 	}
 	var err error
 	if c.Tags, err = encodeMap(s.GetTags()); err != nil {
@@ -229,6 +246,7 @@ func (c memberColumns) add(tenant pgtype.UUID, record, name string) sqlc.AddPool
 		Region: c.Region, RetainsData: c.RetainsData, Tags: c.Tags, RPM: c.RPM, InputTPM: c.InputTPM,
 		OutputTPM: c.OutputTPM, Weight: c.Weight, Order: c.Order, ModelMap: c.ModelMap, Models: c.Models,
 		Off: c.Off, Account: c.Account, APIVersion: c.APIVersion,
+		WireFormat: c.WireFormat, RPD: c.RPD, MaxInFlight: c.MaxInFlight,
 	}
 }
 
@@ -241,6 +259,7 @@ func (c memberColumns) update(tenant pgtype.UUID, record, name string) sqlc.Upda
 		Region: c.Region, RetainsData: c.RetainsData, Tags: c.Tags, RPM: c.RPM, InputTPM: c.InputTPM,
 		OutputTPM: c.OutputTPM, Weight: c.Weight, Order: c.Order, ModelMap: c.ModelMap, Models: c.Models,
 		Off: c.Off, Account: c.Account, APIVersion: c.APIVersion,
+		WireFormat: c.WireFormat, RPD: c.RPD, MaxInFlight: c.MaxInFlight,
 	}
 }
 

@@ -124,17 +124,26 @@ func warnShared(eps []warnEndpoint, accounts map[string]string, warn warnFunc) {
 	}
 }
 
+// GoogleTokenURL is where a Google service account's signed JWT is
+// exchanged for an access token: the token_uri of the keys Google issues.
+// A google-service-account secret must be bound to its host.
+const GoogleTokenURL = "https://oauth2.googleapis.com/token"
+
 // warnSecretHosts adds a secret_host_mismatch warning for every endpoint
 // whose signing secret (one of secrets, which maps names to bound hosts)
-// is not bound to the host it goes to — the base URL's, or the token
-// URL's for OAuth2 — since the edge sends a secret only to a host it is
-// bound to (R-SEC-1).
+// is not bound to the host it goes to — the base URL's, the token URL's
+// for OAuth2, or Google's token host (GoogleTokenURL) for
+// google-service-account auth — since the edge sends a secret only to a
+// host it is bound to (R-SEC-1).
 func warnSecretHosts(eps []warnEndpoint, secrets map[string][]string, warn warnFunc) {
 	for _, e := range eps {
 		secret := signingSecret(e.eff.GetAuth(), e.eff.GetKeySecret())
 		target := e.eff.GetBaseUrl()
-		if e.eff.GetAuth().GetKind() == configv1.AuthKind_AUTH_KIND_OAUTH2 {
+		switch e.eff.GetAuth().GetKind() {
+		case configv1.AuthKind_AUTH_KIND_OAUTH2:
 			target = e.eff.GetAuth().GetTokenUrl() // the client secret goes to the token endpoint
+		case configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT:
+			target = GoogleTokenURL // the key signs a JWT sent to the key's token_uri
 		}
 		hosts, ok := secrets[secret]
 		if secret == "" || !ok || target == "" || hostBound(hosts, target) {

@@ -111,6 +111,25 @@ func TestWarnings(t *testing.T) {
 			},
 		},
 		{
+			name:  "R-SEC-1 secret_host_mismatch when a vertex member's key is not bound to Google's token host",
+			build: bedrockPool,
+			edit:  addVertexMember,
+			env: Env{Secrets: map[string][]string{"aws": {"bedrock-runtime.eu-north-1.amazonaws.com", "bedrock-runtime.eu-west-1.amazonaws.com"},
+				"sa": {"europe-west4-aiplatform.googleapis.com"}}},
+			want: []warn{
+				{WarnSharedKeySecret, []string{"stockholm", "ireland"}},
+				{WarnSecretHostMissing, []string{"vertex"}},
+			},
+		},
+		{
+			name:  "R-SEC-1 a vertex member's key bound to oauth2.googleapis.com",
+			build: bedrockPool,
+			edit:  addVertexMember,
+			env: Env{Secrets: map[string][]string{"aws": {"bedrock-runtime.eu-north-1.amazonaws.com", "bedrock-runtime.eu-west-1.amazonaws.com"},
+				"sa": {"europe-west4-aiplatform.googleapis.com", "oauth2.googleapis.com"}}},
+			want: []warn{{WarnSharedKeySecret, []string{"stockholm", "ireland"}}},
+		},
+		{
 			name:  "rules_refuse_all when data rules refuse every member (R-ELIG-2)",
 			build: bedrockPool,
 			env:   Env{Rules: &configv1.DataRules{AllowedRegions: []string{"us-*"}}},
@@ -148,4 +167,13 @@ func TestWarnings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// addVertexMember adds a Vertex AI member of its own (gemini) format that
+// signs with a Google service account key in secret "sa" (R-FMT-4).
+func addVertexMember(r *Record) {
+	r.Members = append(r.Members, &Member{Name: "vertex", Spec: &adminv1.PoolMemberSpec{
+		BaseUrl: VertexBaseURL("europe-west4", "acme"), WireFormat: configv1.WireFormat_WIRE_FORMAT_GEMINI,
+		KeySecret: proto.String("sa"), Auth: &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_GOOGLE_SERVICE_ACCOUNT},
+		Weight: 1, Order: 3}})
 }

@@ -11,8 +11,10 @@
 //     account, api_version) leaves the optional field unset, so that the
 //     member takes its record's value. A member whose auth_kind and
 //     auth_header are both NULL has no Auth at all (it takes its record's
-//     auth as a whole) and its other auth columns are ignored. Limits whose
-//     rpm, input_tpm and output_tpm all come out 0 (NULL or 0) are no Limits.
+//     auth as a whole) and its other auth columns are ignored. A NULL
+//     wire_format leaves the member speaking its record's format (R-FMT-4).
+//     Limits whose rpm, input_tpm, output_tpm, rpd and max_in_flight all
+//     come out 0 (NULL or 0) are no Limits.
 //   - Recovery durations come from the *_ms columns: NULL leaves the
 //     duration unset (the edge applies the ROUTING.md default); a value, 0
 //     included, is set as is, so attempt_deadline_ms = 0 is a set zero
@@ -60,7 +62,8 @@ func Record(r sqlc.ProviderRecord) (*configv1.ProviderRecord, []error) {
 		Internal:         r.Internal,
 		Preset:           r.Preset,
 		KeySecret:        r.KeySecret.String,
-		Limits:           limits(r.RPM, r.InputTPM, r.OutputTPM),
+		Limits:           limits(r.RPM, r.InputTPM, r.OutputTPM, r.RPD, r.MaxInFlight),
+		DayZone:          r.DayZone,
 		Region:           r.Region,
 		RetainsData:      r.RetainsData,
 		AllowedRegions:   cloneStrings(r.AllowedRegions),
@@ -160,7 +163,7 @@ func Member(record string, m sqlc.PoolMember) (*configv1.Member, []error) {
 		BaseUrl:    m.BaseURL,
 		KeySecret:  optText(m.KeySecret),
 		Region:     optText(m.Region),
-		Limits:     limits(m.RPM.Int64, m.InputTPM.Int64, m.OutputTPM.Int64),
+		Limits:     limits(m.RPM.Int64, m.InputTPM.Int64, m.OutputTPM.Int64, m.RPD.Int64, m.MaxInFlight.Int64),
 		Order:      uint32(max(m.Order, 0)),
 		Models:     cloneStrings(m.Models),
 		Off:        m.Off,
@@ -169,6 +172,13 @@ func Member(record string, m sqlc.PoolMember) (*configv1.Member, []error) {
 	}
 	if m.RetainsData.Valid {
 		mp.RetainsData = &m.RetainsData.Bool
+	}
+	if m.WireFormat.Valid {
+		if w, ok := formats.WireFormats.ParseStored(m.WireFormat.String); ok {
+			mp.WireFormat = w
+		} else {
+			ps.add("unknown wire_format %q", m.WireFormat.String)
+		}
 	}
 	if m.Weight < 1 {
 		ps.add("weight must be at least 1, got %d", m.Weight)
@@ -282,13 +292,13 @@ func (ps *problems) stringMap(column string, raw []byte) map[string]string {
 	return m
 }
 
-// limits returns declared per-minute limits, or nil when none is declared
-// (every one 0).
-func limits(rpm, inputTPM, outputTPM int64) *configv1.Limits {
-	if rpm == 0 && inputTPM == 0 && outputTPM == 0 {
+// limits returns declared limits, or nil when none is declared (every one
+// 0).
+func limits(rpm, inputTPM, outputTPM, rpd, maxInFlight int64) *configv1.Limits {
+	if rpm == 0 && inputTPM == 0 && outputTPM == 0 && rpd == 0 && maxInFlight == 0 {
 		return nil
 	}
-	return &configv1.Limits{Rpm: rpm, InputTpm: inputTPM, OutputTpm: outputTPM}
+	return &configv1.Limits{Rpm: rpm, InputTpm: inputTPM, OutputTpm: outputTPM, Rpd: rpd, MaxInFlight: maxInFlight}
 }
 
 // optInt returns a pointer to a non-NULL value, nil for NULL.
