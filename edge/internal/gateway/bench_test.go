@@ -60,7 +60,9 @@ func benchTransport() *http.Transport {
 }
 
 // benchFake starts an in-process fake provider that keeps no history.
-func benchFake(b *testing.B) *fakeprovider.Server { return benchFakeFlavor(b, fakeprovider.FlavorOpenAI) }
+func benchFake(b *testing.B) *fakeprovider.Server {
+	return benchFakeFlavor(b, fakeprovider.FlavorOpenAI)
+}
 
 // benchFakeFlavor starts an in-process fake provider of one flavor that
 // keeps no history.

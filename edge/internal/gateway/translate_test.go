@@ -183,6 +183,8 @@ func TestTranslatedMixedPool(t *testing.T) {
 		t.Fatalf("record %v", rec.CallRecord)
 	}
 	t.Run("R-FMT-1 same format, same bytes", func(t *testing.T) {
+		// A fresh pool: in h, "direct" still cools after its 429.
+		h := newHarness(t, asOpenAIMember(anthropicRecord(t, "direct", "other"), 1))
 		body := `{"model":"claude-x","max_tokens":32,"messages":[{"role":"user","content":"hi"}],"metadata":{"user_id":"u1"},"temperature":0.5}`
 		res := h.post("/v1/messages", body)
 		last, _ := h.fakes["direct"].LastRequest()

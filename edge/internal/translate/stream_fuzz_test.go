@@ -12,8 +12,6 @@ import (
 	"weir.dev/routing"
 )
 
-var fuzzWires = []routing.WireFormat{routing.WireOpenAI, routing.WireAnthropic, routing.WireBedrock, routing.WireGemini}
-
 // FuzzDecoder (run with -tags nosdk, see stream_sdk_test.go): any member transcript, read as SSE events, decoded by the
 // decoder of any wire format: no panic; the events yielded keep the
 // Decoder's promises (as far as they go); fed to every Encoder, with an
