@@ -137,7 +137,7 @@ func TestCallsPage(t *testing.T) {
 		"error_code=weir_pool_cooling": "c3",
 		"since=1h":                     "c3",
 		"since=24h&model=claude-y":     "c3",
-		"from=" + now.Format(time.DateOnly) + "&model=gpt-x": "c2,c1",
+		"from=" + now.Add(-3*time.Hour).UTC().Format(time.DateOnly) + "&model=gpt-x": "c2,c1", // the day of the earliest seeded call: from names a UTC day
 	} {
 		doc := b.page(t, "/console/calls?"+q, http.StatusOK)
 		if got := strings.Join(callIDs(doc), ","); got != want {
