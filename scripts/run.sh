@@ -129,12 +129,12 @@ printf 'demo-gemini-key' | weir secret set demo-gemini-key --host 127.0.0.4 >/de
 claude=(--base-url http://127.0.0.3:18083 --key-secret demo-claude-key --order 1 --region us-east
 	--price claude-demo=3,15,0.3,3.75 --rpm 120)
 gemini=(--base-url http://127.0.0.4:18084/v1beta --key-secret demo-gemini-key --order 2 --region us-east
-	--model claude-demo=gemini-2.5-flash --price gemini-2.5-flash=0.3,2.5 --rpm 600 --rpd 10000 --day-zone America/Los_Angeles)
+	--model claude-demo=gemini-2.5-flash --price claude-demo=0.3,2.5,0.075 --rpm 600 --rpd 10000)
 if weir provider show demo-mixed >/dev/null 2>&1; then
 	weir provider pool set demo-mixed claude "${claude[@]}" >/dev/null
 	weir provider pool set demo-mixed gemini --preset gemini "${gemini[@]}" >/dev/null
 else
-	weir provider pool add demo-mixed claude --preset anthropic --models claude-demo "${claude[@]}" >/dev/null
+	weir provider pool add demo-mixed claude --preset anthropic --models claude-demo --day-zone America/Los_Angeles "${claude[@]}" >/dev/null
 	weir provider pool add demo-mixed gemini --preset gemini "${gemini[@]}" >/dev/null
 fi
 weir secret delete demo-provider-key >/dev/null 2>&1 || true # the older demo's shared key
