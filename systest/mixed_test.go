@@ -44,12 +44,14 @@ func TestMixedPoolFromCLI(t *testing.T) {
 	}
 	s.mustWeir(ctx, strings.NewReader(fakes[0].key), "secret", "set", "mixed-claude-key", "--host", "127.0.0.1")
 	s.mustWeir(ctx, strings.NewReader(fakes[1].key), "secret", "set", "mixed-gemini-key", "--host", "127.0.0.1")
-	s.mustWeir(ctx, nil, "provider", "pool", "add", pool, "claude", "--preset", "anthropic", "--models", model,
-		"--base-url", "http://"+fakes[0].addr, "--key-secret", "mixed-claude-key", "--order", "1", "--account", "claude",
-		"--price", model+"=3,15,0.3,3.75", "--max-in-flight", "50", "--day-zone", "America/Los_Angeles")
-	s.mustWeir(ctx, nil, "provider", "pool", "add", pool, "gemini", "--preset", "gemini",
+	// The Gemini member goes in first: a snapshot in which the edge serves
+	// the order-1 member then holds both members (snapshots are whole).
+	s.mustWeir(ctx, nil, "provider", "pool", "add", pool, "gemini", "--preset", "gemini", "--models", model,
 		"--base-url", "http://"+fakes[1].addr+"/v1beta", "--key-secret", "mixed-gemini-key", "--order", "2", "--account", "gemini",
-		"--model", model+"=gemini-2.5-flash", "--price", model+"=0.3,2.5,0.075", "--rpm", "600", "--rpd", "10000")
+		"--model", model+"=gemini-2.5-flash", "--price", model+"=0.3,2.5,0.075", "--rpm", "600", "--rpd", "10000", "--day-zone", "America/Los_Angeles")
+	s.mustWeir(ctx, nil, "provider", "pool", "add", pool, "claude", "--preset", "anthropic",
+		"--base-url", "http://"+fakes[0].addr, "--key-secret", "mixed-claude-key", "--order", "1", "--account", "claude",
+		"--price", model+"=3,15,0.3,3.75", "--max-in-flight", "50")
 
 	show := s.mustWeir(ctx, nil, "provider", "show", pool)
 	// The member table's FORMAT column names each member's own format.
@@ -58,15 +60,27 @@ func TestMixedPoolFromCLI(t *testing.T) {
 			t.Errorf("weir provider show %s does not match %q:\n%s", pool, want, show)
 		}
 	}
-	if err := waitFor(ctx, 30*time.Second, 50*time.Millisecond, func() error { return s.modelServed(http.DefaultClient, 0, model) }); err != nil {
-		t.Fatalf("edge-1 does not serve %s: %v", model, err)
+	// Order 1 serves both callers while it is healthy; until the edge has
+	// the snapshot with the second add, calls go to the Gemini member.
+	calls, before := 0, 0 // before: calls the Gemini member answered before the claude add reached the edge
+	err := waitFor(ctx, 30*time.Second, 50*time.Millisecond, func() error {
+		if err := s.modelServed(http.DefaultClient, 0, model); err != nil {
+			return err
+		}
+		calls++
+		r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, false, calls, nil)
+		if r.success && r.member == "gemini" {
+			before++
+		}
+		if !r.success || r.member != "claude" {
+			return fmt.Errorf("status %d member %q %v %s", r.status, r.member, r.err, r.body)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("R-FMT-2 OpenAI caller → anthropic member: %v", err)
 	}
-
-	// Order 1 serves both callers while it is healthy.
-	if r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, false, 1, nil); !r.success || r.member != "claude" {
-		t.Fatalf("R-FMT-2 OpenAI caller → anthropic member: status %d member %q %v %s", r.status, r.member, r.err, r.body)
-	}
-	if r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, true, 2, nil); !r.success || r.member != "claude" {
+	if r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, true, 100, nil); !r.success || r.member != "claude" {
 		t.Fatalf("R-FMT-2 OpenAI caller streamed → anthropic member: status %d member %q %v %s", r.status, r.member, r.err, r.body)
 	}
 	if member, text := anthropicCall(ctx, t, s.edgeU[0], s.key, model); member != "claude" || text == "" {
@@ -76,10 +90,10 @@ func TestMixedPoolFromCLI(t *testing.T) {
 	// The Anthropic member refuses: the same calls reach the Gemini member
 	// in the caller's format (R-FMT-4).
 	setFault(t, fakes[0].control, "429:120s")
-	if r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, false, 3, nil); !r.success || r.member != "gemini" {
+	if r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, false, 101, nil); !r.success || r.member != "gemini" {
 		t.Fatalf("R-FMT-4 OpenAI caller after order 1's 429: status %d member %q %v %s", r.status, r.member, r.err, r.body)
 	}
-	if r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, true, 4, nil); !r.success || r.member != "gemini" {
+	if r := chat(ctx, http.DefaultClient, s.edgeU[0], s.key, model, true, 102, nil); !r.success || r.member != "gemini" {
 		t.Fatalf("R-FMT-4 OpenAI caller streamed → gemini member: status %d member %q %v %s", r.status, r.member, r.err, r.body)
 	}
 	if member, text := anthropicCall(ctx, t, s.edgeU[0], s.key, model); member != "gemini" || text == "" {
@@ -88,8 +102,8 @@ func TestMixedPoolFromCLI(t *testing.T) {
 
 	// R-FMT-6: the records say which format served and that it was
 	// translated.
-	want := map[string]int{"claude/anthropic/true": 2, "claude/anthropic/false": 1, "gemini/gemini/true": 3}
-	err := waitFor(ctx, 30*time.Second, 100*time.Millisecond, func() error {
+	want := map[string]int{"claude/anthropic/true": 2, "claude/anthropic/false": 1, "gemini/gemini/true": 3 + before}
+	err = waitFor(ctx, 30*time.Second, 100*time.Millisecond, func() error {
 		got := map[string]int{}
 		if err := s.query(ctx, func(c *pgx.Conn) error {
 			rows, err := c.Query(ctx, `SELECT c.member_name, c.member_format, c.translated FROM calls c JOIN tenants t ON t.id = c.tenant_id

@@ -127,16 +127,21 @@ func encodingFormat(raw json.RawMessage) (bool, error) {
 	return false, badf("encoding_format", "must be \"float\" or \"base64\"")
 }
 
-// EmbedBase64 reports whether an OpenAI /v1/embeddings request body asks
-// for base64 vectors (encoding_format "base64"). An unreadable body is
-// false.
-func EmbedBase64(body []byte) bool {
+// EmbedShape reads what an OpenAI /v1/embeddings request body asks of
+// the answer: base64 vectors (encoding_format "base64") and how many
+// inputs it sends, so EncodeGeminiEmbed can check that every input got
+// its vector. An unreadable body is (false, 0): no count to check.
+func EmbedShape(body []byte) (b64 bool, inputs int) {
 	var r embedRequest
 	if jsonObject(body, &r) != nil {
-		return false
+		return false, 0
 	}
 	b, err := encodingFormat(r.EncodingFormat)
-	return err == nil && b
+	in, ierr := embedInputs(r.Input)
+	if ierr != nil {
+		return err == nil && b, 0
+	}
+	return err == nil && b, len(in)
 }
 
 // EncodeGeminiEmbed rewrites a Gemini batchEmbedContents answer

@@ -75,17 +75,22 @@ func TestRenderGeminiEmbedRefuses_RFMT7(t *testing.T) {
 	}
 }
 
-func TestEmbedBase64_RFMT7(t *testing.T) {
-	for body, want := range map[string]bool{
-		`{"input":"a","encoding_format":"base64"}`: true,
-		`{"input":"a","encoding_format":"float"}`:  false,
-		`{"input":"a"}`:                false,
-		`{"encoding_format":"BASE64"}`: false,
-		`{"encoding_format":1}`:        false,
-		`garbage`:                      false,
+func TestEmbedShape_RFMT7(t *testing.T) {
+	type shape struct {
+		b64    bool
+		inputs int
+	}
+	for body, want := range map[string]shape{
+		`{"input":"a","encoding_format":"base64"}`:      {true, 1},
+		`{"input":["a","b"],"encoding_format":"float"}`: {false, 2},
+		`{"input":"a"}`:                {false, 1},
+		`{"input":[[1,2]]}`:            {false, 0},
+		`{"encoding_format":"BASE64"}`: {false, 0},
+		`{"encoding_format":1}`:        {false, 0},
+		`garbage`:                      {false, 0},
 	} {
-		if got := EmbedBase64([]byte(body)); got != want {
-			t.Errorf("%s: %v", body, got)
+		if b64, n := EmbedShape([]byte(body)); b64 != want.b64 || n != want.inputs {
+			t.Errorf("%s: (%v, %d), want %v", body, b64, n, want)
 		}
 	}
 }

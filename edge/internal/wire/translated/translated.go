@@ -186,7 +186,8 @@ func (a Adapter) relayWhole(req *wire.Request, resp *http.Response, out wire.Out
 	var outBody []byte
 	var u routing.Usage
 	if req.Endpoint == routing.EndpointEmbeddings {
-		outBody, u, err = translate.EncodeGeminiEmbed(body, req.Model, translate.EmbedBase64(req.Body), 0)
+		b64, inputs := translate.EmbedShape(req.Body)
+		outBody, u, err = translate.EncodeGeminiEmbed(body, req.Model, b64, inputs)
 	} else {
 		var ans *translate.Answer
 		if ans, err = translate.DecodeAnswer(a.Wire, body); err == nil {
