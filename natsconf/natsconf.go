@@ -15,21 +15,29 @@ import (
 	"weir.dev/routing/rules"
 )
 
+// Every bucket and the stream are kept on replicas servers of a JetStream
+// cluster (1 on a single server; 3 in a cluster, which keeps them through
+// the loss of one server). A replica count below 1 means 1. Only the
+// control plane creates or updates them in production (edges may not), so
+// only its --nats-replicas decides; an edge creates a missing bucket with 1
+// where NATS lets it (tests, a NATS of its own).
+func replicas(n int) int { return max(n, 1) }
+
 // ConfigBucketConfig is WEIR_CONFIG: the latest snapshot per key.
-func ConfigBucketConfig() jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{Bucket: natsnames.ConfigBucket, History: 1, Storage: jetstream.FileStorage}
+func ConfigBucketConfig(n int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: natsnames.ConfigBucket, History: 1, Storage: jetstream.FileStorage, Replicas: replicas(n)}
 }
 
 // ViewsBucketConfig is WEIR_VIEWS: each edge's member views, expiring after
 // natsnames.ViewsMaxAge.
-func ViewsBucketConfig() jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{Bucket: natsnames.ViewsBucket, History: 1, TTL: natsnames.ViewsMaxAge, Storage: jetstream.FileStorage}
+func ViewsBucketConfig(n int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: natsnames.ViewsBucket, History: 1, TTL: natsnames.ViewsMaxAge, Storage: jetstream.FileStorage, Replicas: replicas(n)}
 }
 
 // AffinityBucketConfig is WEIR_AFFINITY: job affinity entries, expiring
 // after natsnames.AffinityTTL.
-func AffinityBucketConfig() jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{Bucket: natsnames.AffinityBucket, History: 1, TTL: natsnames.AffinityTTL, Storage: jetstream.FileStorage}
+func AffinityBucketConfig(n int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: natsnames.AffinityBucket, History: 1, TTL: natsnames.AffinityTTL, Storage: jetstream.FileStorage, Replicas: replicas(n)}
 }
 
 // UsageStreamConfig is WEIR_USAGE: limits retention on file storage with a
@@ -49,7 +57,7 @@ func AffinityBucketConfig() jetstream.KeyValueConfig {
 // reached, publishes fail and the edges keep their records in their
 // journals until there is room, which loses nothing. The control plane
 // applies this config to an existing stream at start (CreateOrUpdateStream).
-func UsageStreamConfig() jetstream.StreamConfig {
+func UsageStreamConfig(n int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:       natsnames.UsageStream,
 		Subjects:   []string{natsnames.UsageSubjects},
@@ -57,6 +65,7 @@ func UsageStreamConfig() jetstream.StreamConfig {
 		Storage:    jetstream.FileStorage,
 		Duplicates: natsnames.UsageDuplicateWindow,
 		MaxAge:     natsnames.UsageMaxAge,
+		Replicas:   replicas(n),
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // The usage stream keeps every record until it ages out: no byte or
 // message limit could drop records not yet ingested.
 func TestUsageStreamOnlyAgeLimited(t *testing.T) {
-	c := UsageStreamConfig()
+	c := UsageStreamConfig(1)
 	if c.Name != natsnames.UsageStream || c.Retention != jetstream.LimitsPolicy || c.Storage != jetstream.FileStorage {
 		t.Fatalf("stream %+v", c)
 	}
@@ -22,14 +22,31 @@ func TestUsageStreamOnlyAgeLimited(t *testing.T) {
 }
 
 func TestBucketsExpireAsNamed(t *testing.T) {
-	if c := ViewsBucketConfig(); c.Bucket != natsnames.ViewsBucket || c.TTL != natsnames.ViewsMaxAge {
+	if c := ViewsBucketConfig(1); c.Bucket != natsnames.ViewsBucket || c.TTL != natsnames.ViewsMaxAge {
 		t.Errorf("views %+v", c)
 	}
-	if c := AffinityBucketConfig(); c.Bucket != natsnames.AffinityBucket || c.TTL != natsnames.AffinityTTL {
+	if c := AffinityBucketConfig(1); c.Bucket != natsnames.AffinityBucket || c.TTL != natsnames.AffinityTTL {
 		t.Errorf("affinity %+v", c)
 	}
-	if c := ConfigBucketConfig(); c.Bucket != natsnames.ConfigBucket || c.TTL != 0 || c.History != 1 {
+	if c := ConfigBucketConfig(1); c.Bucket != natsnames.ConfigBucket || c.TTL != 0 || c.History != 1 {
 		t.Errorf("config %+v", c)
+	}
+}
+
+// Every object is on as many servers as asked, and on one when asked for
+// none (a single server).
+func TestReplicas(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 3, 5} {
+		want := max(n, 1)
+		kvs := []jetstream.KeyValueConfig{ConfigBucketConfig(n), ViewsBucketConfig(n), AffinityBucketConfig(n)}
+		for _, c := range kvs {
+			if c.Replicas != want {
+				t.Errorf("bucket %s with %d: replicas %d, want %d", c.Bucket, n, c.Replicas, want)
+			}
+		}
+		if c := UsageStreamConfig(n); c.Replicas != want {
+			t.Errorf("stream with %d: replicas %d, want %d", n, c.Replicas, want)
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ type runOptions struct {
 	natsEdges       string // comma-separated edge ids
 	loopbackPorts   string // comma-separated ports, for server.ParsePorts
 	defaultInFlight string // a number in 1-1000000, read by serve alone
+	natsReplicas    string // a number in 1-5, read by serve alone
 	name            string // bootstrap-admin --name
 	force           bool   // bootstrap-admin --force
 }
@@ -85,6 +86,10 @@ func optionsFromEnv(getenv func(string) string) *runOptions {
 	o := &runOptions{cfg: cfg, natsEdges: strings.Join(cfg.NatsEdges, ",")}
 	o.cfg.TLS.Cert, o.cfg.TLS.Key = getenv("WEIR_CP_TLS_CERT"), getenv("WEIR_CP_TLS_KEY")
 	o.loopbackPorts = getenv("WEIR_TENANT_LOOPBACK_PORTS")
+	o.natsReplicas = getenv("WEIR_NATS_REPLICAS")
+	if o.natsReplicas == "" {
+		o.natsReplicas = strconv.Itoa(cfg.NatsReplicas)
+	}
 	o.defaultInFlight = getenv("WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT")
 	if o.defaultInFlight == "" {
 		o.defaultInFlight = strconv.FormatInt(cfg.DefaultTenantMaxInFlight, 10)
@@ -115,6 +120,7 @@ func (o *runOptions) flagSet(cmd string, getenv func(string) string, stderr io.W
 		fs.StringVar(&cfg.NatsAuth.Key, "nats-key", getenv("NATS_KEY"), "client certificate key (PEM) for NATS (env NATS_KEY)")
 		fs.BoolVar(&cfg.NatsAuth.Insecure, "nats-insecure", getenv("NATS_INSECURE") == "true", "allow an unauthenticated or plain-text NATS connection outside --dev (env NATS_INSECURE=true)")
 		fs.StringVar(&o.natsEdges, "nats-edges", o.natsEdges, "edge ids the embedded NATS server (--dev) has users for, comma-separated (env WEIR_NATS_EDGES)")
+		fs.StringVar(&o.natsReplicas, "nats-replicas", o.natsReplicas, "how many servers of the JetStream cluster keep each bucket and the usage stream, 1-5: 3 in a three-node cluster (env WEIR_NATS_REPLICAS)")
 		fs.StringVar(&cfg.TLS.Cert, "tls-cert", cfg.TLS.Cert, "serve the admin port over TLS with this PEM certificate (chain), re-read when it changes (env WEIR_CP_TLS_CERT)")
 		fs.StringVar(&cfg.TLS.Key, "tls-key", cfg.TLS.Key, "the PEM private key of --tls-cert (env WEIR_CP_TLS_KEY)")
 		fs.StringVar(&o.loopbackPorts, "tenant-loopback-ports", o.loopbackPorts, "comma-separated ports of an edge's own machine (loopback) that tenants' records may reach, e.g. 8000,11434 for local vLLM and Ollama (env WEIR_TENANT_LOOPBACK_PORTS); default none, every port with --dev")
@@ -167,6 +173,12 @@ func (o *runOptions) finish(cmd string, fs *flag.FlagSet, getenv func(string) st
 			return exitBadArgs
 		}
 		cfg.DefaultTenantMaxInFlight = n
+		r, err := strconv.Atoi(strings.TrimSpace(o.natsReplicas))
+		if err != nil || r < 1 || r > 5 {
+			fmt.Fprintf(stderr, "controlplane %s: --nats-replicas: %q is not a number in 1-5\n", cmd, o.natsReplicas)
+			return exitBadArgs
+		}
+		cfg.NatsReplicas = r
 	}
 	if cmd != "serve" {
 		cfg.NatsURL = "" // only serve connects to NATS; its checks are not the others'

@@ -44,6 +44,9 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"R-CAP-2 default tenant max in flight zero", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "0"}, nil, exitBadArgs, "--default-tenant-max-in-flight"},
 		{"R-CAP-2 default tenant max in flight too big", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "1000001"}, nil, exitBadArgs, "1-1000000"},
 		{"R-CAP-2 default tenant max in flight from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT": "many"}, exitBadArgs, "--default-tenant-max-in-flight"},
+		{"NATS replicas zero", []string{"serve", "--database-url", "postgres://x", "--nats-replicas", "0"}, nil, exitBadArgs, "--nats-replicas"},
+		{"NATS replicas above JetStream's five", []string{"serve", "--database-url", "postgres://x", "--nats-replicas", "7"}, nil, exitBadArgs, "1-5"},
+		{"NATS replicas from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_NATS_REPLICAS": "three"}, exitBadArgs, "--nats-replicas"},
 		{"R-SEC-2 NATS port as tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://10.0.0.2:4333", "--tenant-loopback-ports", "8000,4333"}, nil, exitBadArgs, "4333 is a NATS port"},
 	}
 	for _, tc := range tests {

@@ -9,11 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"weir.dev/controlplane/internal/singleton"
 	"weir.dev/controlplane/internal/snapshot"
 	"weir.dev/controlplane/internal/store"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
@@ -36,6 +38,16 @@ type Config struct {
 	Now func() time.Time
 	// Log receives operational messages; nil discards them.
 	Log *slog.Logger
+
+	// Replicas is how many JetStream servers keep each bucket and the
+	// usage stream (--nats-replicas): 1 on a single server, 3 in a
+	// three-node cluster. 0 means 1.
+	Replicas int
+	// ReplicaName names this control plane in logs (the host name).
+	ReplicaName string
+	// SingletonTryEvery is how often a replica that does not run the
+	// singleton jobs tries to take them over (1s).
+	SingletonTryEvery time.Duration
 
 	// PollInterval is how often the publisher looks for new outbox rows
 	// (default 100ms: a change reaches WEIR_CONFIG well under a second).
@@ -183,6 +195,8 @@ type Distributor struct {
 	cfg    Config
 	signer *Signer
 	cmd    *Commander
+	// lock is the singleton lock's runner once Run has started.
+	lock atomic.Pointer[singleton.Runner]
 }
 
 // New checks cfg and returns a distributor over st and nc. The caller owns
@@ -217,7 +231,7 @@ func (d *Distributor) Run(ctx context.Context) error {
 	fail := newFailureLog(d.cfg.Log, "NATS setup")
 	for {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err = Setup(sctx, js)
+		_, err = Setup(sctx, js, d.cfg.Replicas)
 		cancel()
 		if err == nil {
 			fail.ok(ctx)
@@ -234,32 +248,64 @@ func (d *Distributor) Run(ctx context.Context) error {
 		Workers: c.LeaseWorkers, Now: c.Now, Log: c.Log,
 	}
 	pub := NewPublisher(d.st, js, PublisherConfig{
-		EdgeKey: c.EdgeKey, Open: c.Open, Rand: c.Rand, PollInterval: c.PollInterval,
+		Replicas: c.Replicas, EdgeKey: c.EdgeKey, Open: c.Open, Rand: c.Rand, PollInterval: c.PollInterval,
 		ResyncInterval: c.ResyncInterval, Batch: c.OutboxBatch, TenantLoopback: c.TenantLoopback, DefaultTenantMaxInFlight: c.DefaultTenantMaxInFlight, Log: c.Log, Signer: d.signer,
 	})
-	parts := []interface{ Run(context.Context) error }{
-		pub,
-		runFunc(pub.RunRepair),
+	// Every replica ingests (the durable consumer hands each record to one
+	// of them; inserts are idempotent) and answers lease requests (a queue
+	// group hands each request to one; grants lock the budget's row).
+	every := []interface{ Run(context.Context) error }{
 		NewIngest(d.st.Pool().Config().ConnConfig, js, IngestConfig{
 			Consumer: c.IngestConsumer, Batch: c.IngestBatch, MaxWait: c.IngestMaxWait, AckWait: c.IngestAckWait,
-			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log,
+			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log, Replicas: c.Replicas,
 		}),
 		NewLeaseServer(d.st, d.nc, leases),
-		NewViewMirror(d.st, js, ViewConfig{FlushInterval: c.ViewFlushInterval, Log: c.Log}),
+	}
+	// One replica at a time publishes the outbox, repairs snapshots,
+	// mirrors views and runs the janitor (package singleton).
+	once := []interface{ Run(context.Context) error }{
+		pub,
+		runFunc(pub.RunRepair),
+		NewViewMirror(d.st, js, ViewConfig{FlushInterval: c.ViewFlushInterval, Log: c.Log, Replicas: c.Replicas}),
 		NewJanitor(d.st, JanitorConfig{
 			Interval: c.JanitorInterval, Leases: leases, ClosedLeaseRetention: c.ClosedLeaseRetention,
 			ViewRetention: c.ViewRetention, EdgeRetention: c.EdgeRetention, OutboxRetention: c.OutboxRetention,
 			Now: c.Now, Log: c.Log,
 		}),
 	}
-	d.cfg.Log.InfoContext(ctx, "distribution running", "nats", d.nc.ConnectedUrlRedacted())
+	lock, err := singleton.New(singleton.Config{Conn: d.st.Pool().Config().ConnConfig, Name: c.ReplicaName, TryEvery: c.SingletonTryEvery, Log: c.Log})
+	if err != nil {
+		return err
+	}
+	d.lock.Store(lock)
+	d.cfg.Log.InfoContext(ctx, "distribution running", "nats", d.nc.ConnectedUrlRedacted(), "replicas", max(c.Replicas, 1))
 	var wg sync.WaitGroup
-	errs := make([]error, len(parts))
-	for i, p := range parts {
+	errs := make([]error, len(every)+len(once))
+	for i, p := range every {
 		wg.Go(func() { errs[i] = p.Run(ctx) })
 	}
+	wg.Go(func() {
+		lock.Run(ctx, func(ctx context.Context) {
+			var jobs sync.WaitGroup
+			for i, p := range once {
+				jobs.Go(func() {
+					if err := p.Run(ctx); err != nil {
+						errs[len(every)+i] = err
+					}
+				})
+			}
+			jobs.Wait()
+		})
+	})
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// RunsSingletonJobs reports whether this replica holds the singleton lock
+// and runs the jobs only one replica may run (false before Run starts).
+func (d *Distributor) RunsSingletonJobs() bool {
+	l := d.lock.Load()
+	return l != nil && l.Held()
 }
 
 // runFunc makes a function one of Run's parts.

@@ -95,7 +95,7 @@ func newEnv(t testing.TB) *env {
 	if e.js, err = jetstream.New(e.nc); err != nil {
 		t.Fatal(err)
 	}
-	if e.b, err = distrib.Setup(ctx, e.js); err != nil {
+	if e.b, err = distrib.Setup(ctx, e.js, 1); err != nil {
 		t.Fatal(err)
 	}
 	e.cfg = distrib.DefaultConfig()

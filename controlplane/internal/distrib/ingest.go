@@ -25,6 +25,9 @@ import (
 
 // IngestConfig configures usage ingest.
 type IngestConfig struct {
+	// Replicas is the usage stream's replica count when ingest recreates
+	// it (Config.Replicas).
+	Replicas int
 	// Consumer is the durable consumer's name on WEIR_USAGE.
 	Consumer string
 	// Batch is the most records fetched and written in one transaction.
@@ -149,7 +152,7 @@ func (in *Ingest) Run(ctx context.Context) error {
 
 // ensure creates (or updates) the stream and the durable consumer.
 func (in *Ingest) ensure(ctx context.Context) (jetstream.Consumer, error) {
-	s, err := in.js.CreateOrUpdateStream(ctx, natsconf.UsageStreamConfig())
+	s, err := in.js.CreateOrUpdateStream(ctx, natsconf.UsageStreamConfig(in.cfg.Replicas))
 	if err != nil {
 		return nil, fmt.Errorf("distrib: stream %s: %w", natsnames.UsageStream, err)
 	}

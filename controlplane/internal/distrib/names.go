@@ -21,22 +21,23 @@ type Buckets struct {
 	Usage    jetstream.Stream
 }
 
-// Setup creates every bucket and the usage stream with natsconf's settings,
+// Setup creates every bucket and the usage stream with natsconf's settings
+// on replicas servers (natsconf: below 1 means 1),
 // or updates them to those settings; run again, it changes nothing. It is
 // what the control plane does at start, before anything else on NATS.
-func Setup(ctx context.Context, js jetstream.JetStream) (Buckets, error) {
+func Setup(ctx context.Context, js jetstream.JetStream, replicas int) (Buckets, error) {
 	var b Buckets
 	var err error
-	if b.Config, err = js.CreateOrUpdateKeyValue(ctx, natsconf.ConfigBucketConfig()); err != nil {
+	if b.Config, err = js.CreateOrUpdateKeyValue(ctx, natsconf.ConfigBucketConfig(replicas)); err != nil {
 		return Buckets{}, fmt.Errorf("distrib: bucket %s: %w", natsnames.ConfigBucket, err)
 	}
-	if b.Views, err = js.CreateOrUpdateKeyValue(ctx, natsconf.ViewsBucketConfig()); err != nil {
+	if b.Views, err = js.CreateOrUpdateKeyValue(ctx, natsconf.ViewsBucketConfig(replicas)); err != nil {
 		return Buckets{}, fmt.Errorf("distrib: bucket %s: %w", natsnames.ViewsBucket, err)
 	}
-	if b.Affinity, err = js.CreateOrUpdateKeyValue(ctx, natsconf.AffinityBucketConfig()); err != nil {
+	if b.Affinity, err = js.CreateOrUpdateKeyValue(ctx, natsconf.AffinityBucketConfig(replicas)); err != nil {
 		return Buckets{}, fmt.Errorf("distrib: bucket %s: %w", natsnames.AffinityBucket, err)
 	}
-	if b.Usage, err = js.CreateOrUpdateStream(ctx, natsconf.UsageStreamConfig()); err != nil {
+	if b.Usage, err = js.CreateOrUpdateStream(ctx, natsconf.UsageStreamConfig(replicas)); err != nil {
 		return Buckets{}, fmt.Errorf("distrib: stream %s: %w", natsnames.UsageStream, err)
 	}
 	return b, nil

@@ -24,6 +24,9 @@ import (
 
 // PublisherConfig configures the outbox publisher.
 type PublisherConfig struct {
+	// Replicas is WEIR_CONFIG's replica count when the publisher recreates
+	// it (Config.Replicas).
+	Replicas int
 	// EdgeKey seals secrets in snapshots for edges (32 bytes, WEIR_EDGE_KEY).
 	EdgeKey []byte
 	// Open opens a secret sealed under the master key.
@@ -330,7 +333,7 @@ func (p *Publisher) bucket(ctx context.Context, again bool) error {
 	if p.kv != nil && !again {
 		return nil
 	}
-	kv, err := p.js.CreateOrUpdateKeyValue(ctx, natsconf.ConfigBucketConfig())
+	kv, err := p.js.CreateOrUpdateKeyValue(ctx, natsconf.ConfigBucketConfig(p.cfg.Replicas))
 	if err != nil {
 		return fmt.Errorf("distrib: bucket %s: %w", natsnames.ConfigBucket, err)
 	}

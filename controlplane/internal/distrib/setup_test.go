@@ -29,11 +29,11 @@ func TestSetupIsIdempotent(t *testing.T) {
 	}
 	// An edge that came first creates the views bucket with the same
 	// settings (edge/internal/distrib).
-	if _, err := js.CreateKeyValue(ctx, natsconf.ViewsBucketConfig()); err != nil {
+	if _, err := js.CreateKeyValue(ctx, natsconf.ViewsBucketConfig(1)); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, err := distrib.Setup(ctx, js); err != nil {
+		if _, err := distrib.Setup(ctx, js, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

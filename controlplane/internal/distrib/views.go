@@ -21,6 +21,9 @@ import (
 
 // ViewConfig configures the view mirror.
 type ViewConfig struct {
+	// Replicas is WEIR_VIEWS's replica count when the mirror recreates it
+	// (Config.Replicas).
+	Replicas int
 	// FlushInterval is how long views are gathered before one batch write.
 	FlushInterval time.Duration
 	// Log receives failures; nil discards.
@@ -72,7 +75,7 @@ func (v *ViewMirror) Run(ctx context.Context) error {
 // watch runs one watcher (on the bucket, created when missing) until it
 // fails or ctx ends.
 func (v *ViewMirror) watch(ctx context.Context) error {
-	kv, err := v.js.CreateOrUpdateKeyValue(ctx, natsconf.ViewsBucketConfig())
+	kv, err := v.js.CreateOrUpdateKeyValue(ctx, natsconf.ViewsBucketConfig(v.cfg.Replicas))
 	if err != nil {
 		return fmt.Errorf("distrib: bucket %s: %w", natsnames.ViewsBucket, err)
 	}

@@ -39,7 +39,7 @@ func authServer(t *testing.T) (*natsembed.Server, natsauth.Users) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := distrib.Setup(ctx, js); err != nil {
+	if _, err := distrib.Setup(ctx, js, 1); err != nil {
 		t.Fatalf("the control plane's user cannot set up: %v", err)
 	}
 	return s, users

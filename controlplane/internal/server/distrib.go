@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,6 +60,8 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 	dcfg := distrib.DefaultConfig()
 	dcfg.EdgeKey, dcfg.Open, dcfg.Log, dcfg.SigningKey = edgeKey, distrib.OpenWith(box), log, signingKey
 	dcfg.TenantLoopback = cfg.TenantLoopback()
+	dcfg.Replicas = cfg.NatsReplicas
+	dcfg.ReplicaName = replicaName()
 	dcfg.DefaultTenantMaxInFlight = cfg.DefaultTenantMaxInFlight
 	d, err := distrib.New(st, nc, dcfg)
 	if err != nil {
@@ -89,6 +92,15 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 		})
 	}
 	return &distribution{commander: d.Commander(), stop: stop}, nil
+}
+
+// replicaName names this control plane in logs: host name and process id.
+func replicaName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "controlplane"
+	}
+	return host + ":" + strconv.Itoa(os.Getpid())
 }
 
 // startEmbeddedNATS starts dev mode's NATS server on cfg.NatsListen (a

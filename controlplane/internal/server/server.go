@@ -67,6 +67,10 @@ type Config struct {
 	// Outside dev mode an unauthenticated or plain-text one is refused
 	// unless NatsAuth.Insecure.
 	NatsAuth NatsAuth
+	// NatsReplicas is how many servers of a JetStream cluster keep each
+	// bucket and the usage stream (WEIR_NATS_REPLICAS, --nats-replicas),
+	// 1-5: 1 on a single server (the default), 3 in a three-node cluster.
+	NatsReplicas int
 	// NatsEdges are the edge ids the embedded NATS server (dev mode) has
 	// users for, their passwords generated under VarDir/nats-auth. Default
 	// edge-1 and edge-2 (make run's).
@@ -146,7 +150,7 @@ func (c Config) natsPorts() []uint16 {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{Listen: "127.0.0.1:7070", VarDir: "var", ShutdownTimeout: 10 * time.Second, NatsListen: "127.0.0.1:4222",
-		NatsEdges: []string{"edge-1", "edge-2"}, DefaultTenantMaxInFlight: admin.DefaultTenantMaxInFlight}
+		NatsEdges: []string{"edge-1", "edge-2"}, DefaultTenantMaxInFlight: admin.DefaultTenantMaxInFlight, NatsReplicas: 1}
 }
 
 // Validate reports every problem of c at once.
@@ -165,6 +169,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.NatsListen); err != nil {
 			errs = append(errs, fmt.Errorf("embedded NATS address %q: %w", c.NatsListen, err))
 		}
+	}
+	if c.NatsReplicas < 1 || c.NatsReplicas > 5 {
+		errs = append(errs, fmt.Errorf("NATS replicas %d: must be 1-5 (JetStream keeps at most 5 copies)", c.NatsReplicas))
 	}
 	if err := c.NatsAuth.Check(c.NatsURL, c.Dev); err != nil {
 		errs = append(errs, err)

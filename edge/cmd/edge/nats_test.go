@@ -126,7 +126,7 @@ func TestNATSMode(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := js.CreateKeyValue(ctx, natsconf.ConfigBucketConfig())
+	kv, err := js.CreateKeyValue(ctx, natsconf.ConfigBucketConfig(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestNATSModeReadiness(t *testing.T) {
 			js, _ := jetstream.New(nc)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			kv, err := js.CreateKeyValue(ctx, natsconf.ConfigBucketConfig())
+			kv, err := js.CreateKeyValue(ctx, natsconf.ConfigBucketConfig(1))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ func twoEdges(t *testing.T, mutate ...func(*Options)) (*natstest.Server, *testEd
 	b := newTestEdge(t, ns.URL(), "edge-b", t.TempDir(), mutate...)
 	a.start(t)
 	b.start(t)
-	putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
+	putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, f0.URL(), f1.URL())))
 	waitFor(t, 5*time.Second, "both edges served", func() bool { return servedVersion(a) == 1 && servedVersion(b) == 1 })
 	return ns, a, b, map[string]*fakeprovider.Server{"m0": f0, "m1": f1}
 }

@@ -71,7 +71,7 @@ func BenchmarkColdStart10kTenants(b *testing.B) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := ensureKV(ctx, js, natsconf.ConfigBucketConfig()); err != nil {
+	if _, err := ensureKV(ctx, js, natsconf.ConfigBucketConfig(1)); err != nil {
 		b.Fatal(err)
 	}
 	ciphertext, err := secrets.Seal(testEdgeKey, []byte(testProviderKey), rand.Reader)

@@ -40,7 +40,7 @@ func TestConfigPutIsServed(t *testing.T) {
 	}
 
 	start := time.Now()
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
 	waitFor(t, 5*time.Second, "version 1 served", func() bool { return servedVersion(te) == 1 })
 	t.Logf("put → served in %v", time.Since(start))
 	if !te.reg.Ready() {
@@ -52,23 +52,23 @@ func TestConfigPutIsServed(t *testing.T) {
 
 	// Version 2 adds a member; version 1 again is ignored.
 	fake2 := newFake(t)
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 2, fake.URL(), fake2.URL())))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 2, fake.URL(), fake2.URL())))
 	waitFor(t, 5*time.Second, "version 2 served", func() bool { return servedVersion(te) == 2 })
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
 
 	// Version 3 is invalid (a bad member URL); version 4 has a secret sealed
 	// under another key. Both are refused; version 2 stays.
 	bad := tenantSnap(t, 3, fake.URL())
 	bad.Records[0].Members[0].BaseUrl = "ftp://nowhere"
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, bad))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, bad))
 	wrongKey := tenantSnap(t, 4, fake.URL())
 	wrongKey.Secrets[0].Ciphertext[len(wrongKey.Secrets[0].Ciphertext)-1] ^= 1
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, wrongKey))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, wrongKey))
 	// A marker tenant put after them shows they were processed.
 	other := tenantSnap(t, 1)
 	other.Tenant = &configv1.Tenant{Id: "tenant-marker", Name: "marker"}
 	other.ApiKeys, other.Secrets, other.Records = nil, nil, nil
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-marker", mustMarshal(t, other))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+"tenant-marker", mustMarshal(t, other))
 	waitFor(t, 5*time.Second, "marker served", func() bool { return te.reg.Tenant("tenant-marker") != nil })
 	if v := servedVersion(te); v != 2 {
 		t.Fatalf("served version %d after refused snapshots, want 2", v)
@@ -81,7 +81,7 @@ func TestConfigPutIsServed(t *testing.T) {
 	}
 
 	// A signed tombstone (an empty payload) removes the tenant.
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-marker", nil)
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+"tenant-marker", nil)
 	waitFor(t, 5*time.Second, "marker removed", func() bool { return te.reg.Tenant("tenant-marker") == nil })
 }
 
@@ -94,7 +94,7 @@ func TestClusterChangeRecompilesTenants(t *testing.T) {
 	put := connect(t, ns.URL())
 	te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 	te.start(t)
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
 	waitFor(t, 5*time.Second, "tenant served", func() bool { return servedVersion(te) == 1 })
 
 	cluster := func(version uint64, model string) *configv1.ClusterSnapshot {
@@ -106,12 +106,12 @@ func TestClusterChangeRecompilesTenants(t *testing.T) {
 				BaseUrl: fake.URL() + "/v1"},
 		}}, Secrets: []*configv1.Secret{{Name: "shared", Hosts: []string{"127.0.0.1"}, Ciphertext: seal(t, testProviderKey)}}}
 	}
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.ClusterKey, mustMarshal(t, cluster(1, "gpt-managed")))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.ClusterKey, mustMarshal(t, cluster(1, "gpt-managed")))
 	waitFor(t, 5*time.Second, "managed record served", func() bool {
 		r := te.reg.Tenant(testTenant).Record("managed")
 		return r != nil && r.Models["gpt-managed"] != 0
 	})
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.ClusterKey, mustMarshal(t, cluster(2, "gpt-managed-2")))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.ClusterKey, mustMarshal(t, cluster(2, "gpt-managed-2")))
 	waitFor(t, 5*time.Second, "managed record recompiled", func() bool {
 		r := te.reg.Tenant(testTenant).Record("managed")
 		return r != nil && r.Models["gpt-managed-2"] != 0
@@ -134,7 +134,7 @@ func TestRestartFromDiskWithNATSDown(t *testing.T) {
 	put := connect(t, ns.URL())
 	first := newTestEdge(t, ns.URL(), "edge-a", dir)
 	first.start(t)
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 5, fake.URL())))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 5, fake.URL())))
 	waitFor(t, 5*time.Second, "served", func() bool { return servedVersion(first) == 5 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -159,7 +159,7 @@ func TestRestartFromDiskWithNATSDown(t *testing.T) {
 
 	// NATS returns with a newer snapshot: the edge takes it.
 	ns.Start()
-	putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 6, fake.URL())))
+	putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 6, fake.URL())))
 	waitFor(t, 10*time.Second, "version 6 after NATS returned", func() bool { return servedVersion(second) == 6 })
 }
 
@@ -176,18 +176,18 @@ func TestInitialSyncDropsTenantsGoneFromBucket(t *testing.T) {
 	gone.Tenant = &configv1.Tenant{Id: "tenant-gone", Name: "gone"}
 	gone.Secrets, gone.Records = nil, nil
 	gone.ApiKeys[0].Id = "key-gone"
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-gone", mustMarshal(t, gone))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+"tenant-gone", mustMarshal(t, gone))
 	waitFor(t, 5*time.Second, "served", func() bool { return first.reg.Tenant("tenant-gone") != nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := first.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-gone", nil) // its tombstone
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+"tenant-gone", nil) // its tombstone
 	keep := proto.Clone(gone).(*configv1.TenantSnapshot)
 	keep.Tenant = &configv1.Tenant{Id: "tenant-keep", Name: "keep"}
 	keep.ApiKeys[0].Id = "key-keep"
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-keep", mustMarshal(t, keep))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+"tenant-keep", mustMarshal(t, keep))
 
 	second := newTestEdge(t, ns.URL(), "edge-a", dir)
 	if second.reg.Tenant("tenant-gone") == nil {

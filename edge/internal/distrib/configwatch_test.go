@@ -33,7 +33,7 @@ func TestConfigWatchRetriesAtOnceOnReconnect(t *testing.T) {
 		if !ok {
 			return nil, errors.New("NATS is away")
 		}
-		return ensureKV(ctx, js, natsconf.ConfigBucketConfig())
+		return ensureKV(ctx, js, natsconf.ConfigBucketConfig(1))
 	}
 	ncalls := func() int {
 		mu.Lock()

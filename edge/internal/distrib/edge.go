@@ -303,12 +303,12 @@ func (e *Edge) openBuckets(ctx context.Context) (jetstream.KeyValue, error) {
 		}
 		return ensureKV(ctx, e.cfgjs, cfg)
 	}
-	views, err := open(natsconf.ViewsBucketConfig())
+	views, err := open(natsconf.ViewsBucketConfig(1))
 	if err != nil {
 		return nil, err
 	}
 	e.viewsKV.Store(&views)
-	aff, err := open(natsconf.AffinityBucketConfig())
+	aff, err := open(natsconf.AffinityBucketConfig(1))
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (e *Edge) openBuckets(ctx context.Context) (jetstream.KeyValue, error) {
 	case e.aff.wake <- struct{}{}:
 	default:
 	}
-	return open(natsconf.ConfigBucketConfig())
+	return open(natsconf.ConfigBucketConfig(1))
 }
 
 // Close stops taking commands, flushes call records (those not acked by

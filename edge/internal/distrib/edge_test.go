@@ -133,7 +133,7 @@ func TestReadiness(t *testing.T) {
 	t.Run("empty cluster", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		if _, err := mustJS(t, connect(t, ns.URL())).CreateKeyValue(context.Background(), natsconf.ConfigBucketConfig()); err != nil {
+		if _, err := mustJS(t, connect(t, ns.URL())).CreateKeyValue(context.Background(), natsconf.ConfigBucketConfig(1)); err != nil {
 			t.Fatal(err)
 		}
 		te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
@@ -159,7 +159,7 @@ func TestReadiness(t *testing.T) {
 	t.Run("only a cluster entry", func(t *testing.T) {
 		t.Parallel()
 		ns := startNATS(t)
-		putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(), natsnames.ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
+		putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(1), natsnames.ClusterKey, mustMarshal(t, &configv1.ClusterSnapshot{Version: 1}))
 		te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 		te.start(t)
 		synced(t, te)
@@ -167,7 +167,7 @@ func TestReadiness(t *testing.T) {
 			t.Fatal("not ready with a cluster snapshot and no tenants")
 		}
 		// Later changes still arrive.
-		putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, "http://127.0.0.1:9")))
+		putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, "http://127.0.0.1:9")))
 		waitFor(t, 5*time.Second, "the tenant put after the sync", func() bool { return servedVersion(te) == 1 })
 	})
 	t.Run("no NATS and no cache", func(t *testing.T) {

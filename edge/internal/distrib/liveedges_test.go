@@ -31,7 +31,7 @@ func TestLiveEdgesFromViewsRHEAD7(t *testing.T) {
 	// A tenant rpm of 2 over 2 edges: 1 per edge.
 	snap := tenantSnap(t, 2, fakes["m0"].URL(), fakes["m1"].URL())
 	snap.Tenant.Limits = &configv1.CallerLimits{Rpm: 2}
-	putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, snap))
+	putKV(t, connect(t, ns.URL()), natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, snap))
 	waitFor(t, 5*time.Second, "version 2 served", func() bool { return servedVersion(a) == 2 })
 	if status, _ := a.call(t, ""); status != 200 {
 		t.Fatalf("first call on A: %d", status)
@@ -67,7 +67,7 @@ func TestLiveEdgesWatchWithEdgePermissionsRHEAD7(t *testing.T) {
 	})
 	port := strings.TrimPrefix(ns.URL(), "nats://127.0.0.1:")
 	admin := connect(t, "nats://admin:a@127.0.0.1:"+port)
-	put := func(key string) { putRawKV(t, admin, natsconf.ViewsBucketConfig(), key, []byte("v")) }
+	put := func(key string) { putRawKV(t, admin, natsconf.ViewsBucketConfig(1), key, []byte("v")) }
 	put(testTenant + ".rec.m0.edge-x")
 	put(testTenant + ".rec.m1.edge-x")
 	put(natsnames.ManagedTenantToken + ".rec.m0.edge-y")

@@ -34,7 +34,7 @@ func TestPropagationTwoEdges(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv, err := ensureKV(ctx, mustJS(t, put), natsconf.ConfigBucketConfig())
+	kv, err := ensureKV(ctx, mustJS(t, put), natsconf.ConfigBucketConfig(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 	te := newTestEdge(t, ns.URL(), "edge-a", t.TempDir())
 	te.start(t)
 	key := natsnames.TenantKeyPrefix + testTenant
-	putKV(t, put, natsconf.ConfigBucketConfig(), key, mustMarshal(t, tenantSnap(t, 2, fake.URL())))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), key, mustMarshal(t, tenantSnap(t, 2, fake.URL())))
 	waitFor(t, 5*time.Second, "version 2 served", func() bool { return servedVersion(te) == 2 })
 
 	const evilKey = "weir-evil-key-0123456789"
@@ -64,13 +64,13 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 		{"older version, signed", signed(t, key, forged(1))},
 	}
 	for i, c := range cases {
-		putRawKV(t, put, natsconf.ConfigBucketConfig(), key, c.raw)
+		putRawKV(t, put, natsconf.ConfigBucketConfig(1), key, c.raw)
 		// A marker tenant put after it shows it was processed.
 		marker := "tenant-marker-" + itoa(i)
 		m := tenantSnap(t, 1)
 		m.Tenant = &configv1.Tenant{Id: marker, Name: marker}
 		m.ApiKeys, m.Secrets, m.Records = nil, nil, nil
-		putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+marker, mustMarshal(t, m))
+		putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+marker, mustMarshal(t, m))
 		waitFor(t, 5*time.Second, "marker served", func() bool { return te.reg.Tenant(marker) != nil })
 		if v := servedVersion(te); v != 2 {
 			t.Fatalf("%s: served version %d, want 2", c.name, v)
@@ -86,7 +86,7 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 	if err := kv.Delete(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
-	putKV(t, put, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+"tenant-marker-del", mustMarshal(t, &configv1.TenantSnapshot{
+	putKV(t, put, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+"tenant-marker-del", mustMarshal(t, &configv1.TenantSnapshot{
 		Version: 1, Tenant: &configv1.Tenant{Id: "tenant-marker-del", Name: "m"}}))
 	waitFor(t, 5*time.Second, "marker served", func() bool { return te.reg.Tenant("tenant-marker-del") != nil })
 	if v := servedVersion(te); v != 2 {
@@ -96,7 +96,7 @@ func TestForgedSnapshotsRefused(t *testing.T) {
 		t.Fatalf("call after the forgeries: %d", status)
 	}
 	// The signed version 3 is still taken.
-	putKV(t, put, natsconf.ConfigBucketConfig(), key, mustMarshal(t, tenantSnap(t, 3, fake.URL())))
+	putKV(t, put, natsconf.ConfigBucketConfig(1), key, mustMarshal(t, tenantSnap(t, 3, fake.URL())))
 	waitFor(t, 5*time.Second, "version 3 served", func() bool { return servedVersion(te) == 3 })
 }
 
@@ -222,10 +222,10 @@ func TestEdgeWaitsForBucketsItMayNotCreate(t *testing.T) {
 		t.Fatalf("the edge made %s (or the lookup failed: %v)", natsnames.ConfigBucket, err)
 	}
 	// The control plane comes and makes them.
-	for _, cfg := range []jetstream.KeyValueConfig{natsconf.ViewsBucketConfig(), natsconf.AffinityBucketConfig()} {
+	for _, cfg := range []jetstream.KeyValueConfig{natsconf.ViewsBucketConfig(1), natsconf.AffinityBucketConfig(1)} {
 		putKV(t, admin, cfg, "x", []byte("x"))
 	}
-	putKV(t, admin, natsconf.ConfigBucketConfig(), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
+	putKV(t, admin, natsconf.ConfigBucketConfig(1), natsnames.TenantKeyPrefix+testTenant, mustMarshal(t, tenantSnap(t, 1, fake.URL())))
 	select {
 	case <-te.Synced():
 	case <-time.After(20 * time.Second):

@@ -287,7 +287,7 @@ func (u *Usage) publish(payload []byte) (jetstream.PubAckFuture, error) {
 func (u *Usage) ensureStream(ctx context.Context) error {
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return ensureStream(c, u.js, natsconf.UsageStreamConfig())
+	return ensureStream(c, u.js, natsconf.UsageStreamConfig(1))
 }
 
 func (u *Usage) ackedPos() pos {
