@@ -5,6 +5,7 @@ go 1.26.0
 // go mod tidy ignores go.work: point it at the workspace copies.
 replace (
 	weir.dev/db v0.0.0-00010101000000-000000000000 => ../db
+	weir.dev/listen v0.0.0-00010101000000-000000000000 => ../listen
 	weir.dev/migrations v0.0.0-00010101000000-000000000000 => ../migrations
 	weir.dev/proto v0.0.0-00010101000000-000000000000 => ../proto
 )
@@ -17,6 +18,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	google.golang.org/protobuf v1.36.12
 	weir.dev/db v0.0.0-00010101000000-000000000000
+	weir.dev/listen v0.0.0-00010101000000-000000000000
 	weir.dev/proto v0.0.0-00010101000000-000000000000
 )
 

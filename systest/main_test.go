@@ -13,6 +13,9 @@ import (
 // bins are the binaries TestMain built, by name.
 var bins struct {
 	controlplane, weir, edge, fakeprovider string
+	// natsServer is nats-server built from the module the tests embed
+	// (the cluster test runs it as a process, from deploy/'s files).
+	natsServer string
 }
 
 // TestMain builds the real binaries once into a temporary directory, runs
@@ -35,7 +38,7 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-// build compiles the four commands into dir, each in its own module's
+// build compiles the four commands and nats-server into dir, each in its own module's
 // directory so that it builds the same with or without the workspace.
 func build(dir string) error {
 	root, err := repoRoot()
@@ -49,6 +52,7 @@ func build(dir string) error {
 	}{
 		{"controlplane", []string{"./cmd/controlplane", "./cmd/weir"}},
 		{"edge", []string{"./cmd/edge", "./cmd/fakeprovider"}},
+		{"systest", []string{"github.com/nats-io/nats-server/v2"}},
 	} {
 		cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, b.pkgs...)...)
 		cmd.Dir = filepath.Join(root, b.module)
@@ -60,6 +64,7 @@ func build(dir string) error {
 	bins.weir = filepath.Join(dir, "weir")
 	bins.edge = filepath.Join(dir, "edge")
 	bins.fakeprovider = filepath.Join(dir, "fakeprovider")
+	bins.natsServer = filepath.Join(dir, "nats-server")
 	fmt.Fprintf(os.Stderr, "systest: binaries built in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -22,6 +22,7 @@ type proc struct {
 	args    []string
 	env     []string
 	logPath string
+	dir     string // working directory; "" is the test's
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -48,6 +49,7 @@ func (p *proc) start() error {
 	fmt.Fprintf(f, "=== start %s: %s %s\n", time.Now().Format(time.RFC3339Nano), p.bin, strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Env = p.env
+	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -52,8 +52,15 @@ func NewCA(t testing.TB) *CA {
 	return &CA{cert: cert, key: key, Pool: pool}
 }
 
+// PEM is the CA's certificate, PEM-encoded: what a client is told to
+// trust (a CA file).
+func (ca *CA) PEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
+}
+
 // Leaf returns a PEM certificate for 127.0.0.1 with the serial number, and
-// its PEM private key.
+// its PEM private key, good for a server and for a client (NATS nodes
+// authenticate each other with theirs).
 func (ca *CA) Leaf(t testing.TB, serial int64) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -64,7 +71,7 @@ func (ca *CA) Leaf(t testing.TB, serial int64) (certPEM, keyPEM []byte) {
 		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, // client too: NATS nodes verify each other
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {

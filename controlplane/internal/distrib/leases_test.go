@@ -173,6 +173,8 @@ type simEdge struct {
 	client leaseClient
 	mu     sync.Mutex
 	cur    *simLease
+	// grants counts the leases this edge was granted.
+	grants int
 }
 
 type simLease struct {
@@ -204,6 +206,7 @@ func (s *simEdge) reserve(r int64) (*simLease, bool) {
 	g, _ := s.client.request(r, leaseID, returned)
 	s.cur = nil
 	if g.GetGrantedNanos() > 0 {
+		s.grants++
 		s.cur = &simLease{id: g.GetLeaseId(), balance: g.GetGrantedNanos(), expires: g.GetExpiresAt().AsTime()}
 	}
 	if c := s.cur; c != nil && c.balance >= r {
@@ -246,7 +249,17 @@ func (s *simEdge) close() {
 // documented bound (package doc): the sum of settlement excess, the
 // assumptions holding here. And the budget must have been spent for the
 // most part, so that the test says something.
-func TestLeaseOverspendBound(t *testing.T) {
+func TestLeaseOverspendBound(t *testing.T) { leaseOverspend(t, 1) }
+
+// TestLeaseOverspendBoundTwoReplicas: two control-plane replicas answer
+// the lease requests of one budget at once (a queue group hands each
+// request to one of them; issue 15); the bound holds as with one, and
+// no request is answered twice.
+func TestLeaseOverspendBoundTwoReplicas(t *testing.T) { leaseOverspend(t, 2) }
+
+// leaseOverspend runs the overspend bound with replicas distributors on
+// one database and one NATS server, each on its own connection.
+func leaseOverspend(t *testing.T, replicas int) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -258,12 +271,19 @@ func TestLeaseOverspendBound(t *testing.T) {
 	e.cfg.LeaseMinSlice = 200_000
 	e.cfg.LeaseSettleLag = 3 * time.Second
 	e.cfg.IngestMaxWait = 20 * time.Millisecond
-	e.runDistributor()
+	for range replicas {
+		d, err := distrib.New(e.st, e.connect(), e.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.run(d.Run)
+	}
 
 	const edges, callers = 2, 64
 	var excess, published, refusedExhausted atomic.Int64
 	var calls atomic.Int64
 	var wg sync.WaitGroup
+	sims := make([]*simEdge, edges)
 	for ei := range edges {
 		nc := e.connect()
 		edge := &simEdge{client: leaseClient{t: t, nc: nc, edge: fmt.Sprintf("edge-%d", ei), tenant: tenant, budget: store.UUIDString(bid)}}
@@ -309,12 +329,26 @@ func TestLeaseOverspendBound(t *testing.T) {
 				}
 			})
 		}
+		sims[ei] = edge
 		wg.Go(func() {
 			ewg.Wait()
 			edge.close()
 		})
 	}
 	wg.Wait()
+	// Every lease in the database is one an edge was granted: no request
+	// was answered twice (by two replicas).
+	granted := 0
+	for _, s := range sims {
+		granted += s.grants
+	}
+	var rows int
+	if err := e.st.Pool().QueryRow(ctx, "SELECT count(*) FROM budget_leases WHERE budget_id = $1 AND granted_nanos > 0", bid).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != granted {
+		t.Errorf("%d leases in the database, %d granted to the edges", rows, granted)
+	}
 	var spent int64
 	eventually(t, 30*time.Second, "every record settled", func() bool {
 		err := e.st.Pool().QueryRow(ctx, "SELECT spent_nanos FROM budgets WHERE id = $1", bid).Scan(&spent)
