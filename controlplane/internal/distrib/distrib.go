@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"sync"
@@ -224,14 +225,17 @@ func (d *Distributor) Commander() *Commander { return d.cmd }
 // stopped. Each part retries its own failures, so Run returns an error only
 // for a setup that cannot succeed.
 func (d *Distributor) Run(ctx context.Context) error {
-	js, err := jetstream.New(d.nc)
+	// A JetStream request that finds no stream leader (its node just died)
+	// waits out the timeout before it is tried again; 2 s, well above a
+	// healthy put, lets a put reach the newly elected leader soon.
+	js, err := jetstream.New(d.nc, jetstream.WithDefaultTimeout(jsTimeout))
 	if err != nil {
 		return fmt.Errorf("distrib: jetstream: %w", err)
 	}
 	fail := newFailureLog(d.cfg.Log, "NATS setup")
 	for {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err = Setup(sctx, js, d.cfg.Replicas)
+		err = d.setupLocked(sctx, js)
 		cancel()
 		if err == nil {
 			fail.ok(ctx)
@@ -306,6 +310,38 @@ func (d *Distributor) Run(ctx context.Context) error {
 func (d *Distributor) RunsSingletonJobs() bool {
 	l := d.lock.Load()
 	return l != nil && l.Held()
+}
+
+// jsTimeout bounds a JetStream request without a deadline of its own.
+const jsTimeout = 2 * time.Second
+
+// setupLockKey is the Postgres advisory lock control planes take around
+// Setup: FNV-1a of "weir.controlplane.natssetup".
+var setupLockKey = func() int64 {
+	h := fnv.New64a()
+	h.Write([]byte("weir.controlplane.natssetup"))
+	return int64(h.Sum64())
+}()
+
+// setupLocked runs Setup while holding a transaction-level advisory lock,
+// so that control-plane replicas starting together set NATS up one after
+// another: a JetStream cluster does not answer two replicas that create
+// the same replicated stream at once (both requests time out, and the
+// creation can stall for tens of seconds), while updating an existing one
+// concurrently is fine.
+func (d *Distributor) setupLocked(ctx context.Context, js jetstream.JetStream) error {
+	tx, err := d.st.Pool().Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("distrib: setup lock: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, setupLockKey); err != nil {
+		return fmt.Errorf("distrib: setup lock: %w", err)
+	}
+	if _, err := Setup(ctx, js, d.cfg.Replicas); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 // runFunc makes a function one of Run's parts.
