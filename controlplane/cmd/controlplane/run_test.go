@@ -5,6 +5,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"io"
+	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 
@@ -44,6 +47,8 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"R-CAP-2 default tenant max in flight zero", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "0"}, nil, exitBadArgs, "--default-tenant-max-in-flight"},
 		{"R-CAP-2 default tenant max in flight too big", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "1000001"}, nil, exitBadArgs, "1-1000000"},
 		{"R-CAP-2 default tenant max in flight from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT": "many"}, exitBadArgs, "--default-tenant-max-in-flight"},
+		{"bad log format", []string{"serve", "--database-url", "postgres://x", "--log-format", "xml"}, nil, exitBadArgs, `--log-format "xml"`},
+		{"bad log level from env", []string{"migrate", "--database-url", "postgres://x"}, map[string]string{"WEIR_LOG_LEVEL": "chatty"}, exitBadArgs, `--log-level "chatty"`},
 		{"R-SEC-2 NATS port as tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://10.0.0.2:4333", "--tenant-loopback-ports", "8000,4333"}, nil, exitBadArgs, "4333 is a NATS port"},
 	}
 	for _, tc := range tests {
@@ -56,6 +61,52 @@ func TestRunUsageAndKeys(t *testing.T) {
 			}
 			if strings.Contains(errb.String(), "short") && tc.name == "bad master key" {
 				t.Errorf("stderr quotes the key: %q", errb.String())
+			}
+		})
+	}
+}
+
+// The log is JSON unless --dev (text) or --log-format says otherwise, and
+// WEIR_LOG_FORMAT and WEIR_LOG_LEVEL are the flags' defaults, for every
+// command.
+func TestLogFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cmd         string
+		args        []string
+		env         map[string]string
+		format      string
+		debug, info bool
+	}{
+		{cmd: "serve", format: "json", info: true},
+		{cmd: "serve", args: []string{"--dev"}, format: "text", info: true},
+		{cmd: "serve", args: []string{"--dev", "--log-format", "json"}, format: "json", info: true},
+		{cmd: "migrate", env: map[string]string{"WEIR_LOG_FORMAT": "text", "WEIR_LOG_LEVEL": "debug"}, format: "text", debug: true, info: true},
+		{cmd: "bootstrap-admin", args: []string{"--log-level", "warn"}, env: map[string]string{"WEIR_LOG_LEVEL": "debug"}, format: "json"},
+		{cmd: "nats-config", args: []string{"--dev", "--log-level", "DEBUG"}, format: "text", debug: true, info: true},
+	} {
+		t.Run(tc.cmd+strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			tc.env = maps.Clone(tc.env)
+			if tc.env == nil {
+				tc.env = map[string]string{}
+			}
+			tc.env["DATABASE_URL"] = "postgres://x"
+			var errb bytes.Buffer
+			o := optionsFromEnv(env(tc.env))
+			fs, _ := o.flagSet(tc.cmd, env(tc.env), &errb)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if code := o.finish(tc.cmd, fs, env(tc.env), &errb); code != exitOK {
+				t.Fatalf("finish = %d: %s", code, errb.String())
+			}
+			if o.log.Format != tc.format {
+				t.Errorf("format = %q, want %q", o.log.Format, tc.format)
+			}
+			log, ctx := o.log.Logger(io.Discard), context.Background()
+			if log.Enabled(ctx, slog.LevelDebug) != tc.debug || log.Enabled(ctx, slog.LevelInfo) != tc.info {
+				t.Errorf("debug, info enabled = %v, %v; want %v, %v", log.Enabled(ctx, slog.LevelDebug), log.Enabled(ctx, slog.LevelInfo), tc.debug, tc.info)
 			}
 		})
 	}
