@@ -28,6 +28,8 @@ func TestRunUsageAndKeys(t *testing.T) {
 	}{
 		{"unknown command", []string{"frobnicate"}, nil, exitBadArgs, "unknown command"},
 		{"bad flag", []string{"serve", "--nope"}, nil, exitBadArgs, "flag provided but not defined"},
+		{"bad log format", []string{"serve", "--database-url", "postgres://x", "--log-format", "xml"}, nil, exitBadArgs, `--log-format "xml"`},
+		{"bad log level from env", []string{"migrate", "--database-url", "postgres://x"}, map[string]string{"WEIR_LOG_LEVEL": "chatty"}, exitBadArgs, `--log-level "chatty"`},
 		{"extra argument", []string{"migrate", "--database-url", "postgres://x", "junk"}, nil, exitBadArgs, "unexpected arguments"},
 		{"no database", []string{"serve"}, nil, exitBadArgs, "no database"},
 		{"bad listen address", []string{"--listen", "nonsense", "--database-url", "postgres://x"}, nil, exitBadArgs, "listen address"},
@@ -47,8 +49,6 @@ func TestRunUsageAndKeys(t *testing.T) {
 		{"R-CAP-2 default tenant max in flight zero", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "0"}, nil, exitBadArgs, "--default-tenant-max-in-flight"},
 		{"R-CAP-2 default tenant max in flight too big", []string{"serve", "--database-url", "postgres://x", "--default-tenant-max-in-flight", "1000001"}, nil, exitBadArgs, "1-1000000"},
 		{"R-CAP-2 default tenant max in flight from env", []string{"serve", "--database-url", "postgres://x"}, map[string]string{"WEIR_DEFAULT_TENANT_MAX_IN_FLIGHT": "many"}, exitBadArgs, "--default-tenant-max-in-flight"},
-		{"bad log format", []string{"serve", "--database-url", "postgres://x", "--log-format", "xml"}, nil, exitBadArgs, `--log-format "xml"`},
-		{"bad log level from env", []string{"migrate", "--database-url", "postgres://x"}, map[string]string{"WEIR_LOG_LEVEL": "chatty"}, exitBadArgs, `--log-level "chatty"`},
 		{"R-SEC-2 NATS port as tenant loopback port", []string{"serve", "--database-url", "postgres://x", "--nats-url", "nats://10.0.0.2:4333", "--tenant-loopback-ports", "8000,4333"}, nil, exitBadArgs, "4333 is a NATS port"},
 	}
 	for _, tc := range tests {
