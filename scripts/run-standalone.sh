@@ -6,10 +6,14 @@
 # or SIGTERM stops everything and exits 0. Logs are in var/log/.
 #
 # Environment: DEMO_PROVIDER_KEY (the fake deployments' key; default
-# sk-demo-provider-key), WEIR_EDGE_LISTEN (default 127.0.0.1:8080).
+# sk-demo-provider-key), WEIR_EDGE_LISTEN (default 127.0.0.1:8080),
+# WEIR_LOG_FORMAT (default text here) and WEIR_LOG_LEVEL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p var/bin var/log
+# Logs for a person at a terminal: text (key=value), not production's JSON;
+# WEIR_LOG_LEVEL=debug also logs every attempt of every call.
+export WEIR_LOG_FORMAT="${WEIR_LOG_FORMAT:-text}"
 
 # shellcheck source=scripts/procs.sh
 . scripts/procs.sh

@@ -14,13 +14,17 @@
 #
 # Environment: DATABASE_URL (else weir-pg finds or starts a local
 # PostgreSQL, database weir_dev); WEIR_NATS_PORT (the embedded NATS port;
-# default 14222, or a free port when 14222 is in use).
+# default 14222, or a free port when 14222 is in use); WEIR_LOG_FORMAT
+# (default text here) and WEIR_LOG_LEVEL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 VAR=$ROOT/var/run
 LOG=$ROOT/var/log
 mkdir -p "$VAR" var/bin "$LOG"
+# Logs for a person at a terminal: text (key=value), not production's JSON;
+# WEIR_LOG_LEVEL=debug also logs every attempt of every call.
+export WEIR_LOG_FORMAT="${WEIR_LOG_FORMAT:-text}"
 
 # shellcheck source=scripts/procs.sh
 . scripts/procs.sh

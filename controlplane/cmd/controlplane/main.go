@@ -24,6 +24,8 @@
 // is refused unless --nats-insecure), WEIR_NATS_EDGES (the edges the
 // embedded NATS server has users for; nats-config prints a nats-server
 // authorization block of those users, passwords under <var-dir>/nats-auth).
+// WEIR_LOG_FORMAT and WEIR_LOG_LEVEL (--log-format, --log-level) set the
+// log on stderr: JSON by default, text with --dev; info level by default.
 // Exit status: 0 on success, 1 on failure, 2 on bad usage.
 package main
 

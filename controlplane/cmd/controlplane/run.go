@@ -14,6 +14,7 @@ import (
 	"weir.dev/controlplane/internal/auth"
 	"weir.dev/controlplane/internal/server"
 	"weir.dev/controlplane/internal/store"
+	"weir.dev/listen/logflags"
 )
 
 // Exit codes.
@@ -31,7 +32,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
 	o := optionsFromEnv(getenv)
 	fs, known := o.flagSet(cmd, getenv, stderr)
 	if !known {
@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if code := o.finish(cmd, fs, getenv, stderr); code != exitOK {
 		return code
 	}
+	log := o.log.Logger(stderr)
 	if err := runCommand(ctx, cmd, o, getenv, log, stdout); err != nil {
 		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitFail
@@ -65,6 +66,9 @@ type runOptions struct {
 	natsReplicas    string // a number in 1-5, read by serve alone
 	name            string // bootstrap-admin --name
 	force           bool   // bootstrap-admin --force
+	// log is the log format and level: text by default with --dev, else
+	// JSON.
+	log logflags.Options
 }
 
 // optionsFromEnv returns the defaults the flags start from: the server's
@@ -107,6 +111,7 @@ func (o *runOptions) flagSet(cmd string, getenv func(string) string, stderr io.W
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "PostgreSQL DSN (env DATABASE_URL); with --dev, empty finds or starts a local server")
 	fs.BoolVar(&cfg.Dev, "dev", false, "dev mode: keep keys under --var-dir and find a database when none is set")
 	fs.StringVar(&cfg.VarDir, "var-dir", cfg.VarDir, "directory of dev-mode state")
+	o.log.Register(fs, getenv, "with --dev")
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "admin API address (env WEIR_CP_LISTEN)")
@@ -158,6 +163,11 @@ func (o *runOptions) finish(cmd string, fs *flag.FlagSet, getenv func(string) st
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "controlplane %s: unexpected arguments %q\n", cmd, fs.Args())
+		return exitBadArgs
+	}
+	o.log.Resolve(cfg.Dev)
+	if err := o.log.Validate(); err != nil {
+		fmt.Fprintf(stderr, "controlplane %s: %v\n", cmd, err)
 		return exitBadArgs
 	}
 	ports, err := server.ParsePorts(o.loopbackPorts)

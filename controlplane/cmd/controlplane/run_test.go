@@ -5,6 +5,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"io"
+	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 
@@ -25,6 +28,8 @@ func TestRunUsageAndKeys(t *testing.T) {
 	}{
 		{"unknown command", []string{"frobnicate"}, nil, exitBadArgs, "unknown command"},
 		{"bad flag", []string{"serve", "--nope"}, nil, exitBadArgs, "flag provided but not defined"},
+		{"bad log format", []string{"serve", "--database-url", "postgres://x", "--log-format", "xml"}, nil, exitBadArgs, `--log-format "xml"`},
+		{"bad log level from env", []string{"migrate", "--database-url", "postgres://x"}, map[string]string{"WEIR_LOG_LEVEL": "chatty"}, exitBadArgs, `--log-level "chatty"`},
 		{"extra argument", []string{"migrate", "--database-url", "postgres://x", "junk"}, nil, exitBadArgs, "unexpected arguments"},
 		{"no database", []string{"serve"}, nil, exitBadArgs, "no database"},
 		{"bad listen address", []string{"--listen", "nonsense", "--database-url", "postgres://x"}, nil, exitBadArgs, "listen address"},
@@ -59,6 +64,52 @@ func TestRunUsageAndKeys(t *testing.T) {
 			}
 			if strings.Contains(errb.String(), "short") && tc.name == "bad master key" {
 				t.Errorf("stderr quotes the key: %q", errb.String())
+			}
+		})
+	}
+}
+
+// The log is JSON unless --dev (text) or --log-format says otherwise, and
+// WEIR_LOG_FORMAT and WEIR_LOG_LEVEL are the flags' defaults, for every
+// command.
+func TestLogFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cmd         string
+		args        []string
+		env         map[string]string
+		format      string
+		debug, info bool
+	}{
+		{cmd: "serve", format: "json", info: true},
+		{cmd: "serve", args: []string{"--dev"}, format: "text", info: true},
+		{cmd: "serve", args: []string{"--dev", "--log-format", "json"}, format: "json", info: true},
+		{cmd: "migrate", env: map[string]string{"WEIR_LOG_FORMAT": "text", "WEIR_LOG_LEVEL": "debug"}, format: "text", debug: true, info: true},
+		{cmd: "bootstrap-admin", args: []string{"--log-level", "warn"}, env: map[string]string{"WEIR_LOG_LEVEL": "debug"}, format: "json"},
+		{cmd: "nats-config", args: []string{"--dev", "--log-level", "DEBUG"}, format: "text", debug: true, info: true},
+	} {
+		t.Run(tc.cmd+strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			tc.env = maps.Clone(tc.env)
+			if tc.env == nil {
+				tc.env = map[string]string{}
+			}
+			tc.env["DATABASE_URL"] = "postgres://x"
+			var errb bytes.Buffer
+			o := optionsFromEnv(env(tc.env))
+			fs, _ := o.flagSet(tc.cmd, env(tc.env), &errb)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if code := o.finish(tc.cmd, fs, env(tc.env), &errb); code != exitOK {
+				t.Fatalf("finish = %d: %s", code, errb.String())
+			}
+			if o.log.Format != tc.format {
+				t.Errorf("format = %q, want %q", o.log.Format, tc.format)
+			}
+			log, ctx := o.log.Logger(io.Discard), context.Background()
+			if log.Enabled(ctx, slog.LevelDebug) != tc.debug || log.Enabled(ctx, slog.LevelInfo) != tc.info {
+				t.Errorf("debug, info enabled = %v, %v; want %v, %v", log.Enabled(ctx, slog.LevelDebug), log.Enabled(ctx, slog.LevelInfo), tc.debug, tc.info)
 			}
 		})
 	}

@@ -39,7 +39,8 @@ func TestServeTLS(t *testing.T) {
 			"WEIR_MASTER_KEY": strings.Repeat("11", 32), "WEIR_EDGE_KEY": strings.Repeat("22", 32), "WEIR_CONFIG_SIGNING_KEY": strings.Repeat("33", 32),
 		}), io.Discard, &stderr)
 	}()
-	listening := regexp.MustCompile(`admin API listening"? addr=(127\.0\.0\.1:\d+) tls=true`)
+	// Outside --dev the log is JSON, one object a line.
+	listening := regexp.MustCompile(`"msg":"admin API listening","addr":"(127\.0\.0\.1:\d+)","tls":true`)
 	var m []string
 	for deadline := time.Now().Add(30 * time.Second); m == nil; m = listening.FindStringSubmatch(stderr.String()) {
 		select {

@@ -37,6 +37,7 @@ import (
 	"weir.dev/edge/internal/wire/gemini"
 	"weir.dev/edge/internal/wire/openai"
 	"weir.dev/listen"
+	"weir.dev/listen/logflags"
 	"weir.dev/routing"
 	"weir.dev/routing/natsnames"
 	"weir.dev/routing/rules"
@@ -78,6 +79,9 @@ type Config struct {
 	// BodyTimeout bounds the time a caller may take to send a whole
 	// request body (gateway.Config.BodyTimeout).
 	BodyTimeout time.Duration
+	// Log is the log format and level (--log-format, --log-level): JSON
+	// unless told otherwise, as the edge has no dev mode.
+	Log logflags.Options
 }
 
 // Validate reports every problem of c.
@@ -118,6 +122,7 @@ func (c Config) Validate() error {
 	if c.BodyTimeout <= 0 {
 		errs = append(errs, errors.New("--body-timeout must be positive"))
 	}
+	errs = append(errs, c.Log.Validate())
 	return errors.Join(errs...)
 }
 
@@ -155,9 +160,11 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.TLS.Key, "tls-key", getenv("WEIR_EDGE_TLS_KEY"), "the PEM private key of --tls-cert [WEIR_EDGE_TLS_KEY]")
 	fs.BoolVar(&c.PProf, "pprof", false, "serve Go profiling (/debug/pprof/) on the admin listener")
 	fs.DurationVar(&c.BodyTimeout, "body-timeout", gateway.DefaultBodyTimeout, "how long a caller may take to send a whole request body (slower: 408)")
+	c.Log.Register(fs, getenv, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.Log.Resolve(false)
 	var keyErr error
 	if c.NATSURL != "" {
 		if c.StateDir == "" {
@@ -177,7 +184,6 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg, err := parse(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -186,6 +192,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "edge:", err)
 		return 2
 	}
+	log := cfg.Log.Logger(stderr)
 	if err := serve(ctx, cfg, getenv, stdout, log); err != nil {
 		fmt.Fprintln(stderr, "edge:", err)
 		return 1

@@ -179,7 +179,8 @@ func New(o Options) (*Edge, error) {
 		e.cache.close()
 		return nil, fmt.Errorf("distrib: %w", err)
 	}
-	if e.usage, err = openUsage(filepath.Join(o.StateDir, "usage"), o.NATS, usageJS, o.Log, usageOptions{Window: window, MaxSegment: o.UsageSegment}); err != nil {
+	if e.usage, err = openUsage(filepath.Join(o.StateDir, "usage"), o.NATS, usageJS, o.Log, usageOptions{Window: window, MaxSegment: o.UsageSegment,
+		TenantName: tenantNamer(o.Registry)}); err != nil {
 		e.cache.close()
 		return nil, err
 	}

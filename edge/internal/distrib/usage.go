@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"weir.dev/edge/internal/gateway"
 	"weir.dev/natsconf"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
@@ -36,6 +37,8 @@ type Usage struct {
 	log     *slog.Logger
 	window  int
 	syncInt time.Duration
+	// tenantName is usageOptions.TenantName.
+	tenantName func(string) string
 
 	mu     sync.Mutex
 	acked  pos           // every frame before it is acked
@@ -52,6 +55,9 @@ type usageOptions struct {
 	SyncEvery time.Duration
 	// MaxSegment is the journal's segment size (default 8 MiB).
 	MaxSegment int64
+	// TenantName names a tenant by its id for the log ("" when unknown);
+	// nil names none.
+	TenantName func(id string) string
 }
 
 // openUsage opens the journal in dir. Call start to begin publishing.
@@ -66,7 +72,8 @@ func openUsage(dir string, nc *nats.Conn, js jetstream.JetStream, log *slog.Logg
 	if o.SyncEvery <= 0 {
 		o.SyncEvery = 50 * time.Millisecond
 	}
-	return &Usage{j: j, nc: nc, js: js, log: log, window: o.Window, syncInt: o.SyncEvery, acked: start, change: make(chan struct{})}, nil
+	return &Usage{j: j, nc: nc, js: js, log: log, window: o.Window, syncInt: o.SyncEvery, acked: start, change: make(chan struct{}),
+		tenantName: o.TenantName}, nil
 }
 
 // Record implements usage.Sink. The record is on local disk (in the page
@@ -222,9 +229,10 @@ func (u *Usage) fill(cursor pos, inflight []flight) (pos, []flight, bool) {
 		}
 		f, err := u.publish(payload)
 		if errors.Is(err, errSkip) {
-			u.log.Error("call record cannot be published; kept in the dead-letter file", "file", deadFile, "err", err)
+			log := u.recordLog(payload)
+			log.Error("call record cannot be published; kept in the dead-letter file", "file", deadFile, "err", err)
 			if err := u.j.deadLetter(payload); err != nil {
-				u.log.Error("call record lost", "err", err)
+				log.Error("call record lost", "err", err)
 			}
 			if len(inflight) == 0 {
 				u.setAcked(next)
@@ -257,6 +265,33 @@ func (u *Usage) drain(fl []flight) []flight {
 		}
 	}
 	return nil
+}
+
+// recordLog is u's logger with the call id and tenant of the journal entry
+// payload, as on the gateway's lines about a call; u's own when the entry
+// does not decode.
+func (u *Usage) recordLog(payload []byte) *slog.Logger {
+	callID, tenantID, _, err := decodeEntry(payload)
+	if err != nil {
+		return u.log
+	}
+	attrs := []any{slog.String("call_id", callID)}
+	if u.tenantName != nil {
+		if name := u.tenantName(tenantID); name != "" {
+			attrs = append(attrs, slog.String("tenant", name))
+		}
+	}
+	return u.log.With(append(attrs, slog.String("tenant_id", tenantID))...)
+}
+
+// tenantNamer names tenants by id from the tables installed in reg.
+func tenantNamer(reg *gateway.Registry) func(string) string {
+	return func(id string) string {
+		if t := reg.Tenant(id); t != nil {
+			return t.TenantName
+		}
+		return ""
+	}
 }
 
 // errSkip marks a record that can never be published (larger than the

@@ -1,11 +1,14 @@
 package distrib
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,7 +212,9 @@ func TestUsageOversizedRecordDeadLettered(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t, func(o *natstest.Options) { o.MaxPayload = 4096 })
 	dir := t.TempDir()
-	te := newTestEdge(t, ns.URL(), "edge-a", dir)
+	logs := &lockedBuffer{}
+	te := newTestEdge(t, ns.URL(), "edge-a", dir, func(o *Options) { o.Log = slog.New(slog.NewJSONHandler(logs, nil)) })
+	te.Usage().tenantName = func(id string) string { return map[string]string{testTenant: "acme"}[id] }
 	te.start(t)
 	ctx := context.Background()
 	big := callRecord(1)
@@ -228,4 +233,27 @@ func TestUsageOversizedRecordDeadLettered(t *testing.T) {
 	if err != nil || !strings.Contains(string(dead), big.GetCallId()) {
 		t.Fatalf("dead-letter file: %v", err)
 	}
+	// The log line names the call and its tenant, as the gateway's do.
+	want := `"msg":"call record cannot be published; kept in the dead-letter file","call_id":"` + big.GetCallId() + `","tenant":"acme","tenant_id":"` + testTenant + `"`
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("log does not hold %s:\n%s", want, logs.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,6 +65,9 @@ type callRun struct {
 	// cancellation.
 	req *http.Request
 	out *out
+	// log is the call's logger once built (see logger): nil until the
+	// call logs a line.
+	log *slog.Logger
 	// table and key are the caller's tenant and API key (table nil: the
 	// key is unknown).
 	table *routing.Table
@@ -703,6 +707,7 @@ func (c *callRun) weirJSON() weirJSON {
 
 func (c *callRun) event(m *routing.Member, ev string) {
 	c.gw.cfg.Metrics.PoolEvents.WithLabelValues(m.Record.Name, m.Name, ev).Inc()
+	c.logAttempt(m, ev)
 }
 
 // cacheMiss notes R-SEE-3's report when a job moved to another member.
@@ -795,7 +800,7 @@ func (c *callRun) commit() {
 	}
 	if err := c.gw.cfg.Sink.Record(context.WithoutCancel(c.req.Context()), rec); err != nil {
 		c.gw.cfg.Metrics.RecordsLost.Inc()
-		c.gw.cfg.Log.Error("call record lost", "call_id", c.id, "tenant_id", c.table.TenantID, "err", err)
+		c.logger().Error("call record lost", "err", err)
 	}
 }
 

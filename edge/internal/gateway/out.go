@@ -105,7 +105,7 @@ func (o *out) keepAlive(start time.Time, every time.Duration, now func() time.Ti
 			// This goroutine is not the call's: a panic here would end the
 			// process. It ends the keep-alive comments only.
 			if v := recover(); v != nil && o.run != nil {
-				o.run.gw.notePanic(o.run.id, o.run.endpoint, v, debug.Stack())
+				o.run.gw.notePanic(callLogger(o.run.gw.cfg.Log, o.run.id, o.run.table), o.run.endpoint, v, debug.Stack())
 			}
 		}()
 		for n := 0; ; n++ {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -21,13 +22,12 @@ import (
 // stack; the call is recorded once, as failed, and what it held (its
 // member's in-flight slot, its budget reservation) is released.
 
-// notePanic counts a recovered panic and logs it with the call id and the
-// stack. The panic value is described by panicText, never printed whole:
-// it could carry request data.
-func (g *Gateway) notePanic(callID string, ep routing.Endpoint, v any, stack []byte) {
+// notePanic counts a recovered panic and logs it on log (the call's: its
+// id and tenant) with the stack. The panic value is described by
+// panicText, never printed whole: it could carry request data.
+func (g *Gateway) notePanic(log *slog.Logger, ep routing.Endpoint, v any, stack []byte) {
 	g.cfg.Metrics.Panics.Inc()
-	g.cfg.Log.Error("panic serving a call", "call_id", callID, "endpoint", ep.String(),
-		"panic", panicText(v), "stack", string(stack))
+	log.Error("panic serving a call", "endpoint", ep.String(), "panic", panicText(v), "stack", string(stack))
 }
 
 // panicText describes a recovered panic value for the log without contents
@@ -73,7 +73,7 @@ func (c *callRun) recoverPanic() {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	c.gw.notePanic(c.id, c.endpoint, v, debug.Stack())
+	c.gw.notePanic(c.logger(), c.endpoint, v, debug.Stack())
 	abort := false
 	c.safely(func() { abort = c.afterPanic() })
 	if abort {
@@ -87,7 +87,7 @@ func (c *callRun) recoverPanic() {
 func (c *callRun) safely(f func()) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.gw.notePanic(c.id, c.endpoint, v, debug.Stack())
+			c.gw.notePanic(c.logger(), c.endpoint, v, debug.Stack())
 		}
 	}()
 	f()
@@ -166,7 +166,7 @@ func (g *Gateway) guard(ep routing.Endpoint, h http.HandlerFunc) http.HandlerFun
 			if id == "" {
 				id = newCallID()
 			}
-			g.notePanic(id, ep, v, debug.Stack())
+			g.notePanic(callLogger(g.cfg.Log, id, nil), ep, v, debug.Stack())
 			if tw.wrote {
 				panic(http.ErrAbortHandler)
 			}

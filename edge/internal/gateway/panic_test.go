@@ -154,8 +154,8 @@ func TestPanicRecovered(t *testing.T) {
 			t.Fatalf("%d records after %d calls", n, calls)
 		}
 		log := logs.String()
-		if !strings.Contains(log, `"call_id":"`+id+`"`) || !strings.Contains(log, `"level":"ERROR"`) || !strings.Contains(log, "panicAdapter") {
-			t.Fatalf("panic not logged with call id %s and stack: %s", id, log)
+		if !strings.Contains(log, `"call_id":"`+id+`","tenant":"acme","tenant_id":"tenant-1"`) || !strings.Contains(log, `"level":"ERROR"`) || !strings.Contains(log, "panicAdapter") {
+			t.Fatalf("panic not logged with call id %s, tenant and stack: %s", id, log)
 		}
 		if strings.Contains(log, "hello") || strings.Contains(log, providerKey) {
 			t.Fatalf("request body or key in the log: %s", log)
