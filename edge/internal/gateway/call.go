@@ -115,10 +115,9 @@ type callRun struct {
 	// held until the call's answer has ended or was cut, and given back
 	// when the attempt fails over (releaseSlot).
 	slot *memberSlot
-	// span is the call's trace span (nil when tracing is off) and
-	// spanCtx the context holding it, the parent of attempts' spans.
-	span    trace.Span
-	spanCtx context.Context
+	// traced is the call's trace span, nil when tracing is off (a
+	// pointer: the call's own size stays the same without tracing).
+	traced *callSpan
 }
 
 // serveCall runs one call from its caller's request to its one answer
@@ -362,7 +361,7 @@ const (
 
 // try is tryAttempt, within the attempt's span when tracing is on.
 func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMemory) tryResult {
-	if c.span == nil {
+	if c.traced == nil {
 		return c.tryAttempt(ctx, m, idx, job, nil)
 	}
 	s := c.startAttempt(m, idx)
@@ -747,7 +746,7 @@ func (c *callRun) finish() {
 	if c.call != nil {
 		c.gw.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
 	}
-	if c.span != nil {
+	if c.traced != nil {
 		c.endSpan()
 	}
 }

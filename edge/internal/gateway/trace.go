@@ -28,8 +28,15 @@ import (
 // span's own context, written by the gateway: the caller's headers are
 // never passed on (the adapters build upstream headers from an allow-list).
 //
-// With no tracer, none of this runs: callRun.span stays nil and every
+// With no tracer, none of this runs: callRun.traced stays nil and every
 // hook below is behind that check, so a call allocates nothing more.
+
+// callSpan is a call's span and the context holding it, the parent of its
+// attempts' spans.
+type callSpan struct {
+	span trace.Span
+	ctx  context.Context
+}
 
 // Attribute keys. gen_ai.system is the convention's older name of the
 // provider, kept because trace backends still key GenAI views on it;
@@ -95,7 +102,8 @@ func genAISystem(m *routing.Member) string {
 // when its request has one.
 func (c *callRun) startSpan() {
 	ctx := tracing.Propagator().Extract(c.req.Context(), propagation.HeaderCarrier(c.req.Header))
-	c.spanCtx, c.span = c.gw.cfg.Tracer.Start(ctx, operation(c.endpoint), trace.WithSpanKind(trace.SpanKindServer),
+	c.traced = &callSpan{}
+	c.traced.ctx, c.traced.span = c.gw.cfg.Tracer.Start(ctx, operation(c.endpoint), trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attrGenAIOperation.String(operation(c.endpoint)), attrCallID.String(c.id),
 			attrURLPath.String(c.endpoint.String()), attrEdge.String(c.gw.cfg.EdgeID)))
 }
@@ -104,7 +112,7 @@ func (c *callRun) startSpan() {
 // model, the member that answered (else the last tried), usage, attempts
 // and outcome. A failed call (or one of unknown outcome) has error status.
 func (c *callRun) endSpan() {
-	s := c.span
+	s := c.traced.span
 	op := operation(c.endpoint)
 	if c.table != nil {
 		s.SetAttributes(attrTenant.String(c.table.TenantName))
@@ -152,7 +160,7 @@ func memberAttrs(m *routing.Member) []attribute.KeyValue {
 func (c *callRun) startAttempt(m *routing.Member, idx int) trace.Span {
 	model := m.UpstreamModel(c.call.Model())
 	op := operation(c.endpoint)
-	_, s := c.gw.cfg.Tracer.Start(c.spanCtx, op+" "+model, trace.WithSpanKind(trace.SpanKindClient),
+	_, s := c.gw.cfg.Tracer.Start(c.traced.ctx, op+" "+model, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(append(memberAttrs(m), attrGenAIOperation.String(op), attrGenAIRequestModel.String(model),
 			attrAttemptIndex.Int(idx))...))
 	return s
