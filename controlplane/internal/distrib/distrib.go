@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"weir.dev/controlplane/internal/snapshot"
 	"weir.dev/controlplane/internal/store"
@@ -36,6 +37,8 @@ type Config struct {
 	Now func() time.Time
 	// Log receives operational messages; nil discards them.
 	Log *slog.Logger
+	// Tracer traces usage ingest, a span per batch; nil traces nothing.
+	Tracer trace.Tracer
 
 	// PollInterval is how often the publisher looks for new outbox rows
 	// (default 100ms: a change reaches WEIR_CONFIG well under a second).
@@ -242,7 +245,7 @@ func (d *Distributor) Run(ctx context.Context) error {
 		runFunc(pub.RunRepair),
 		NewIngest(d.st.Pool().Config().ConnConfig, js, IngestConfig{
 			Consumer: c.IngestConsumer, Batch: c.IngestBatch, MaxWait: c.IngestMaxWait, AckWait: c.IngestAckWait,
-			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log,
+			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log, Tracer: c.Tracer,
 		}),
 		NewLeaseServer(d.st, d.nc, leases),
 		NewViewMirror(d.st, js, ViewConfig{FlushInterval: c.ViewFlushInterval, Log: c.Log}),

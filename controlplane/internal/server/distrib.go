@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/natsauth"
@@ -33,8 +34,9 @@ type distribution struct {
 // under <VarDir>/nats — and runs the distributor until stop is called (or
 // ctx ends). Without a URL outside dev mode it runs nothing and says so:
 // the admin API works, but changes wait in the outbox (the doctor reports
-// outbox_stalled) and no usage is ingested.
-func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, log *slog.Logger) (*distribution, error) {
+// outbox_stalled) and no usage is ingested. tracer, when not nil, traces
+// usage ingest.
+func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, tracer trace.Tracer, log *slog.Logger) (*distribution, error) {
 	url := cfg.NatsURL
 	auth := natsconf.AuthOptions(cfg.NatsAuth)
 	var embedded *natsembed.Server
@@ -60,6 +62,7 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 	dcfg.EdgeKey, dcfg.Open, dcfg.Log, dcfg.SigningKey = edgeKey, distrib.OpenWith(box), log, signingKey
 	dcfg.TenantLoopback = cfg.TenantLoopback()
 	dcfg.DefaultTenantMaxInFlight = cfg.DefaultTenantMaxInFlight
+	dcfg.Tracer = tracer
 	d, err := distrib.New(st, nc, dcfg)
 	if err != nil {
 		nc.Close()
