@@ -23,7 +23,10 @@
 // (the NATS connection; outside --dev an unauthenticated or plain-text one
 // is refused unless --nats-insecure), WEIR_NATS_EDGES (the edges the
 // embedded NATS server has users for; nats-config prints a nats-server
-// authorization block of those users, passwords under <var-dir>/nats-auth).
+// authorization block of those users, passwords under <var-dir>/nats-auth),
+// OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables (serve
+// traces admin RPCs and usage ingest over OTLP when an endpoint is set; see
+// docs/operations.md).
 // Exit status: 0 on success, 1 on failure, 2 on bad usage.
 package main
 
