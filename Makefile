@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-MODULES := proto routing natsconf listen migrations db web controlplane edge systest
+MODULES := proto routing natsconf listen tracing migrations db web controlplane edge systest
 # Code generators are pinned by the tool directives of tools/go.mod and run
 # through `go tool` in their own workspace, so they never change the versions
 # the product modules build with.

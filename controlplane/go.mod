@@ -13,17 +13,41 @@ require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
 	connectrpc.com/grpcreflect v1.3.1
+	connectrpc.com/otelconnect v0.12.0
 	github.com/a-h/templ v0.3.1100
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
 	golang.org/x/net v0.61.0
 	google.golang.org/protobuf v1.36.12
 	weir.dev/db v0.0.0-00010101000000-000000000000
 	weir.dev/migrations v0.0.0-00010101000000-000000000000
 	weir.dev/proto v0.0.0-00010101000000-000000000000
 	weir.dev/web v0.0.0-00010101000000-000000000000
+)
+
+require (
+	connectrpc.com/connect/v2 v2.0.0 // indirect
+	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
+	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
+	google.golang.org/grpc v1.83.2 // indirect
 )
 
 require (
@@ -47,6 +71,7 @@ require (
 	weir.dev/listen v0.0.0-00010101000000-000000000000
 	weir.dev/natsconf v0.0.0-00010101000000-000000000000
 	weir.dev/routing v0.0.0-00010101000000-000000000000
+	weir.dev/tracing v0.0.0-00010101000000-000000000000
 )
 
 replace weir.dev/routing v0.0.0-00010101000000-000000000000 => ../routing
@@ -56,3 +81,5 @@ replace weir.dev/listen v0.0.0-00010101000000-000000000000 => ../listen
 replace weir.dev/web v0.0.0-00010101000000-000000000000 => ../web
 
 replace weir.dev/natsconf => ../natsconf
+
+replace weir.dev/tracing => ../tracing

@@ -23,9 +23,12 @@
 // (the NATS connection; outside --dev an unauthenticated or plain-text one
 // is refused unless --nats-insecure), WEIR_NATS_EDGES (the edges the
 // embedded NATS server has users for; nats-config prints a nats-server
-// authorization block of those users, passwords under <var-dir>/nats-auth).
-// WEIR_LOG_FORMAT and WEIR_LOG_LEVEL (--log-format, --log-level) set the
-// log on stderr: JSON by default, text with --dev; info level by default.
+// authorization block of those users, passwords under <var-dir>/nats-auth),
+// OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables (serve
+// traces admin RPCs and usage ingest over OTLP when an endpoint is set; see
+// docs/operations.md). WEIR_LOG_FORMAT and WEIR_LOG_LEVEL (--log-format,
+// --log-level) set the log on stderr: JSON by default, text with --dev;
+// info level by default.
 // Exit status: 0 on success, 1 on failure, 2 on bad usage.
 package main
 

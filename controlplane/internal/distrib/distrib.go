@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"weir.dev/controlplane/internal/singleton"
 	"weir.dev/controlplane/internal/snapshot"
@@ -39,6 +40,8 @@ type Config struct {
 	Now func() time.Time
 	// Log receives operational messages; nil discards them.
 	Log *slog.Logger
+	// Tracer traces usage ingest, a span per batch; nil traces nothing.
+	Tracer trace.Tracer
 
 	// Replicas is how many JetStream servers keep each bucket and the
 	// usage stream (--nats-replicas): 1 on a single server, 3 in a
@@ -261,7 +264,7 @@ func (d *Distributor) Run(ctx context.Context) error {
 	every := []interface{ Run(context.Context) error }{
 		NewIngest(d.st.Pool().Config().ConnConfig, js, IngestConfig{
 			Consumer: c.IngestConsumer, Batch: c.IngestBatch, MaxWait: c.IngestMaxWait, AckWait: c.IngestAckWait,
-			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log, Replicas: c.Replicas,
+			Workers: c.IngestWorkers, Now: c.Now, Log: c.Log, Replicas: c.Replicas, Tracer: c.Tracer,
 		}),
 		NewLeaseServer(d.st, d.nc, leases),
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"weir.dev/controlplane/internal/store"
@@ -43,6 +46,8 @@ type IngestConfig struct {
 	Now func() time.Time
 	// Log receives dropped records and failures; nil discards.
 	Log *slog.Logger
+	// Tracer starts a span per batch written; nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // IngestStats count what one Ingest did since it started.
@@ -328,17 +333,50 @@ func (b *batch) nakAll() {
 	}
 }
 
-// write writes b in one transaction and acks it after the commit. When
-// some record breaks a rule toRow does not know of, it writes them one at
-// a time so that only that record is dropped; when Postgres fails, it naks
-// what it did not write (redelivered after a second).
+// write writes b (writeBatch), within a span of its own when ingest is
+// traced: the records of the batch, how many were inserted, how many were
+// duplicates of calls already stored, and how many were dropped.
 func (w *ingestWorker) write(ctx context.Context, b *batch) error {
-	err := w.writeAck(ctx, b)
+	tr := w.in.cfg.Tracer
+	if tr == nil {
+		return w.writeBatch(ctx, b, &batchCounts{})
+	}
+	ctx, span := tr.Start(ctx, "process "+natsnames.UsageStream, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.String("messaging.system", "nats"), attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.destination.name", natsnames.UsageStream),
+			attribute.Int("messaging.batch.message_count", len(b.todo)), attribute.Int("weir.ingest.records", len(b.todo))))
+	var n batchCounts
+	err := w.writeBatch(ctx, b, &n)
+	span.SetAttributes(attribute.Int64("weir.ingest.inserted", n.inserted), attribute.Int64("weir.ingest.dropped", n.dropped),
+		attribute.Int64("weir.ingest.duplicates", max(n.handled-n.inserted-n.dropped, 0)))
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+	return err
+}
+
+// batchCounts is what writing a batch did: records handled (acked after
+// a commit, or dropped), calls inserted, and records dropped (not stored: an unknown tenant, another tenant's
+// key, data Postgres refused).
+type batchCounts struct {
+	handled, inserted, dropped int64
+}
+
+// writeBatch writes b in one transaction and acks it after the commit.
+// When some record breaks a rule toRow does not know of, it writes them
+// one at a time so that only that record is dropped; when Postgres fails,
+// it naks what it did not write (redelivered after a second). n counts
+// what it did.
+func (w *ingestWorker) writeBatch(ctx context.Context, b *batch, n *batchCounts) error {
+	err := w.writeAck(ctx, b, n)
 	if dataError(err) && len(b.todo) > 1 {
 		for i, p := range b.todo {
-			err := w.writeAck(ctx, newBatch([]pending{p}))
+			err := w.writeAck(ctx, newBatch([]pending{p}), n)
 			if dataError(err) {
 				w.drop(ctx, p.msg, err)
+				n.dropped++
+				n.handled++
 				continue
 			}
 			if err != nil {
@@ -369,16 +407,23 @@ func dataError(err error) bool {
 }
 
 // writeAck stores b in one transaction and acks every message after the
-// commit. Records naming a key that is not their tenant's are dropped
-// first: they are neither stored nor billed.
-func (w *ingestWorker) writeAck(ctx context.Context, b *batch) error {
+// commit, counting what it did in n. Records naming a key that is not
+// their tenant's are dropped first: they are neither stored nor billed.
+func (w *ingestWorker) writeAck(ctx context.Context, b *batch, n *batchCounts) error {
 	conn, err := w.connection(ctx)
 	if err != nil {
 		return err
 	}
+	all := int64(len(b.todo))
 	if b, err = w.dropForeignKeys(ctx, conn, b); err != nil || b == nil {
+		if err == nil {
+			n.dropped += all
+			n.handled += all
+		}
 		return err
 	}
+	n.dropped += all - int64(len(b.todo))
+	n.handled += all - int64(len(b.todo))
 	inserted, unknown, err := w.writeTx(ctx, conn, b)
 	if err != nil {
 		w.closeConn() // the connection's state is unknown: start afresh
@@ -393,6 +438,11 @@ func (w *ingestWorker) writeAck(ctx context.Context, b *batch) error {
 	}
 	for _, p := range b.todo {
 		_ = p.msg.Ack()
+	}
+	n.handled += int64(len(b.todo))
+	n.inserted += inserted
+	for _, d := range unknown {
+		n.dropped += int64(d)
 	}
 	in.mu.Lock()
 	in.stats.Records += int64(len(b.todo))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"weir.dev/controlplane/internal/distrib"
 	"weir.dev/controlplane/internal/natsauth"
@@ -34,8 +35,9 @@ type distribution struct {
 // under <VarDir>/nats — and runs the distributor until stop is called (or
 // ctx ends). Without a URL outside dev mode it runs nothing and says so:
 // the admin API works, but changes wait in the outbox (the doctor reports
-// outbox_stalled) and no usage is ingested.
-func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, log *slog.Logger) (*distribution, error) {
+// outbox_stalled) and no usage is ingested. tracer, when not nil, traces
+// usage ingest.
+func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *secretbox.Box, edgeKey, signingKey []byte, tracer trace.Tracer, log *slog.Logger) (*distribution, error) {
 	url := cfg.NatsURL
 	auth := natsconf.AuthOptions(cfg.NatsAuth)
 	var embedded *natsembed.Server
@@ -63,6 +65,7 @@ func startDistribution(ctx context.Context, cfg Config, st *store.Store, box *se
 	dcfg.Replicas = cfg.NatsReplicas
 	dcfg.ReplicaName = replicaName()
 	dcfg.DefaultTenantMaxInFlight = cfg.DefaultTenantMaxInFlight
+	dcfg.Tracer = tracer
 	d, err := distrib.New(st, nc, dcfg)
 	if err != nil {
 		nc.Close()

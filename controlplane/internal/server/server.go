@@ -20,6 +20,8 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"connectrpc.com/otelconnect"
+	"go.opentelemetry.io/otel/trace"
 
 	"weir.dev/controlplane/internal/admin"
 	"weir.dev/controlplane/internal/auth"
@@ -34,6 +36,7 @@ import (
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	"weir.dev/routing/rules"
+	"weir.dev/tracing"
 )
 
 // Config is the control plane server's configuration.
@@ -226,6 +229,9 @@ type Deps struct {
 	// DefaultTenantMaxInFlight is the cluster default of a tenant's
 	// max_in_flight (Config.DefaultTenantMaxInFlight); 0 means 512.
 	DefaultTenantMaxInFlight int64
+	// TracerProvider traces the admin RPCs, a server span each
+	// (otelconnect; no header or body is recorded); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Handler returns the admin API (every service, health and reflection) and
@@ -243,8 +249,19 @@ func Handler(d Deps) http.Handler {
 		d.AuthLimiter = throttle.New(throttle.Config{Now: d.Now})
 	}
 	limits := d.Limits.withDefaults()
-	opts := append(limits.handlerOptions(),
-		connect.WithInterceptors(newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log, auth.WithLimiter(d.AuthLimiter)), fillSlot{}))
+	interceptors := []connect.Interceptor{newLogInterceptor(d.Log), auth.NewInterceptor(d.Store.Q, d.Log, auth.WithLimiter(d.AuthLimiter)), fillSlot{}}
+	if d.TracerProvider != nil {
+		// Outermost, so that refused calls are traced too. A caller's
+		// trace context is linked to, not taken as the parent
+		// (otelconnect's default for servers).
+		traced, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(d.TracerProvider),
+			otelconnect.WithPropagator(tracing.Propagator()), otelconnect.WithoutMetrics())
+		if err != nil {
+			panic(fmt.Sprintf("server: otelconnect: %v", err)) // only invalid options get here
+		}
+		interceptors = append([]connect.Interceptor{traced}, interceptors...)
+	}
+	opts := append(limits.handlerOptions(), connect.WithInterceptors(interceptors...))
 	services := http.NewServeMux()
 	admin.Register(services, admin.Deps{Store: d.Store, Box: d.Box, Log: d.Log, Now: d.Now, Rand: d.Rand, Revoker: d.Revoker, DefaultTenantMaxInFlight: d.DefaultTenantMaxInFlight}, opts...)
 	provider.Register(services, provider.Deps{Store: d.Store, Log: d.Log, Now: d.Now, Resetter: d.Resetter}, opts...)
@@ -278,6 +295,24 @@ func Handler(d Deps) http.Handler {
 func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	traces, err := tracing.Start(ctx, "weir-controlplane", getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Last, once the server and the distribution stopped: their
+		// spans are flushed.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := traces.Close(fctx); err != nil {
+			log.Error("flushing traces", "err", err)
+		}
+	}()
+	var tracer trace.Tracer
+	if traces.Enabled() {
+		log.Info("tracing admin RPCs and usage ingest over OTLP (OTEL_* environment)")
+		tracer = traces.TracerProvider().Tracer("weir.dev/controlplane")
 	}
 	master, err := secretbox.MasterKey(getenv, cfg.Dev, cfg.VarDir)
 	if err != nil {
@@ -320,7 +355,7 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 		_ = raw.Close()
 		return err
 	}
-	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, signingKey, log)
+	dist, err := startDistribution(ctx, cfg, st, box, edgeKey, signingKey, tracer, log)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -328,6 +363,9 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	defer dist.stop()
 	deps := Deps{Store: st, Box: box, Log: log, MasterKey: master, Stopping: ctx.Done(), ConsoleSecureCookies: cfg.SecureCookies,
 		DefaultTenantMaxInFlight: cfg.DefaultTenantMaxInFlight}
+	if traces.Enabled() {
+		deps.TracerProvider = traces.TracerProvider()
+	}
 	if dist.commander != nil {
 		deps.Resetter, deps.Revoker = dist.commander, dist.commander
 	}

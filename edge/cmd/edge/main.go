@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"weir.dev/edge/internal/distrib"
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/netguard"
@@ -41,6 +43,7 @@ import (
 	"weir.dev/routing"
 	"weir.dev/routing/natsnames"
 	"weir.dev/routing/rules"
+	"weir.dev/tracing"
 )
 
 func main() {
@@ -236,6 +239,21 @@ func usageLogSink(path string, stdout io.Writer, sink usage.Sink) (_ usage.Sink,
 }
 
 func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout io.Writer, log *slog.Logger) error {
+	traces, err := tracing.Start(ctx, "weir-edge", getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Last, after the calls have ended: their spans are flushed.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := traces.Close(fctx); err != nil {
+			log.Error("flushing traces", "err", err)
+		}
+	}()
+	if traces.Enabled() {
+		log.Info("tracing calls over OTLP (OTEL_* environment)")
+	}
 	dialer, transport, setLoopback := upstreamTransport(cfg)
 	defer transport.CloseIdleConnections()
 
@@ -276,7 +294,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{}, routing.WireGemini: gemini.Adapter{},
 		},
 		Signer: signer, SignErrorKind: upauth.Kind, Transport: transport, Sink: sink, Metrics: metrics, Log: log,
-		LiveEdges: liveEdges,
+		LiveEdges: liveEdges, Tracer: gatewayTracer(traces),
 	})
 	if err != nil {
 		return err
@@ -308,6 +326,15 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 		}
 	}
 	return listenAndServe(ctx, cfg, gw, metrics, dialer, log)
+}
+
+// gatewayTracer is the tracer of the gateway's calls: none when tracing is
+// off, so that calls pay nothing for it.
+func gatewayTracer(p *tracing.Provider) trace.Tracer {
+	if !p.Enabled() {
+		return nil
+	}
+	return p.TracerProvider().Tracer("weir.dev/edge/gateway")
 }
 
 // loadStandalone watches the config file until ctx ends and returns once

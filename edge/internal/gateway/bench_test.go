@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"io"
 	"net/http"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
@@ -87,6 +91,12 @@ func benchGateway(b *testing.B, fake *fakeprovider.Server) string {
 // gpt-x: an anthropic record makes every OpenAI-format call translated
 // (R-FMT-2).
 func benchGatewayWire(b *testing.B, fake *fakeprovider.Server, w configv1.WireFormat) string {
+	return benchGatewayTraced(b, fake, w, nil)
+}
+
+// benchGatewayTraced is benchGatewayWire whose calls are traced by tracer
+// (nil: not traced).
+func benchGatewayTraced(b *testing.B, fake *fakeprovider.Server, w configv1.WireFormat, tracer trace.Tracer) string {
 	b.Helper()
 	auth, base := &configv1.Auth{Kind: configv1.AuthKind_AUTH_KIND_API_KEY, Header: "authorization"}, fake.URL()+"/v1"
 	if w == configv1.WireFormat_WIRE_FORMAT_ANTHROPIC {
@@ -123,7 +133,7 @@ func benchGatewayWire(b *testing.B, fake *fakeprovider.Server, w configv1.WireFo
 			routing.WireOpenAI: openai.Adapter{}, routing.WireAnthropic: anthropic.Adapter{}, routing.WireBedrock: bedrock.Adapter{}, routing.WireGemini: gemini.Adapter{},
 		},
 		Signer: upauth.New(store, &http.Client{Transport: transport}, time.Now), SignErrorKind: upauth.Kind,
-		Transport: transport, Sink: usage.Discard{}, Metrics: gateway.NewMetrics(),
+		Transport: transport, Sink: usage.Discard{}, Metrics: gateway.NewMetrics(), Tracer: tracer,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -225,6 +235,16 @@ func BenchmarkChatTranslated(b *testing.B) {
 func BenchmarkChatStreamTranslated(b *testing.B) {
 	fake := benchFakeFlavor(b, fakeprovider.FlavorAnthropic)
 	benchCalls(b, benchGatewayWire(b, fake, configv1.WireFormat_WIRE_FORMAT_ANTHROPIC), callerKey, true)
+}
+
+// BenchmarkChatTraced is BenchmarkChat with every call traced (a call span
+// and an attempt span, sampled and recorded): the cost of tracing when it
+// is on, less the export (the spans are dropped when they end).
+func BenchmarkChatTraced(b *testing.B) {
+	fake := benchFake(b)
+	tp := sdktrace.NewTracerProvider()
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	benchCalls(b, benchGatewayTraced(b, fake, configv1.WireFormat_WIRE_FORMAT_OPENAI, tp.Tracer("bench")), callerKey, false)
 }
 
 // BenchmarkReverseProxy is the baseline: the same calls through a bare

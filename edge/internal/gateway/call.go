@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -118,6 +119,9 @@ type callRun struct {
 	// held until the call's answer has ended or was cut, and given back
 	// when the attempt fails over (releaseSlot).
 	slot *memberSlot
+	// traced is the call's trace span, nil when tracing is off (a
+	// pointer: the call's own size stays the same without tracing).
+	traced *callSpan
 }
 
 // serveCall runs one call from its caller's request to its one answer
@@ -128,6 +132,9 @@ func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.
 		measured: map[int]*attemptInfo{}, heldAnswers: map[int]*heldAnswer{}, req: r}
 	c.out.run = c
 	rw.Header().Set(hCallID, c.id)
+	if g.cfg.Tracer != nil {
+		c.startSpan()
+	}
 	defer c.finish()
 	defer c.recoverPanic()
 
@@ -356,11 +363,23 @@ const (
 	tryEnded
 )
 
-// try sends attempt idx of the call to member m and reports its verdict
-// to the routing core: it builds the upstream request, checks where it may
-// go (R-SEC-2), signs it, sends it, classifies the answer (R-FAIL-*) and,
-// when the core says deliver, relays the answer to the caller.
+// try is tryAttempt, within the attempt's span when tracing is on.
 func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMemory) tryResult {
+	if c.traced == nil {
+		return c.tryAttempt(ctx, m, idx, job, nil)
+	}
+	s := c.startAttempt(m, idx)
+	defer c.endAttempt(s, idx)
+	return c.tryAttempt(ctx, m, idx, job, s)
+}
+
+// tryAttempt sends attempt idx of the call to member m and reports its
+// verdict to the routing core: it builds the upstream request, checks where
+// it may go (R-SEC-2), signs it, sends it, classifies the answer
+// (R-FAIL-*) and, when the core says deliver, relays the answer to the
+// caller. span is the attempt's trace span (nil when tracing is off): its
+// context goes upstream in the request's traceparent.
+func (c *callRun) tryAttempt(ctx context.Context, m *routing.Member, idx int, job jobMemory, span trace.Span) tryResult {
 	g, call := c.gw, c.call
 	ad := c.adapter(m)
 	if ad == nil {
@@ -378,6 +397,10 @@ func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMe
 		}
 		c.fail(&routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: msg})
 		return tryDelivered
+	}
+	if span != nil {
+		span.SetAttributes(attrServerAddress.String(ureq.URL.Hostname()))
+		injectAttempt(span, ureq.Header) // before signing: a signature covers it
 	}
 	if err := netguard.CheckURL(ureq.URL.String(), pol); err != nil {
 		// R-SEC-2 / R-FAIL-5: the edge may not send to this member.
@@ -727,6 +750,9 @@ func (c *callRun) finish() {
 	c.gw.cfg.Metrics.RequestDuration.WithLabelValues(c.endpoint.String(), strconv.Itoa(c.status)).Observe(dur.Seconds())
 	if c.call != nil {
 		c.gw.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
+	}
+	if c.traced != nil {
+		c.endSpan()
 	}
 }
 

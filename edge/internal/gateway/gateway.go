@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"weir.dev/edge/internal/callerlimit"
 	"weir.dev/edge/internal/usage"
 	"weir.dev/edge/internal/wire"
@@ -73,6 +75,9 @@ type Config struct {
 	// States.ShareAmong). It is called on every call and must be cheap (an
 	// atomic load). Nil means 1: a standalone edge enforces whole limits.
 	LiveEdges func() int
+	// Tracer starts the spans of calls and their attempts (trace.go); nil
+	// means no tracing, at no cost to a call.
+	Tracer trace.Tracer
 }
 
 // Gateway is the edge's HTTP handler for callers.
