@@ -105,9 +105,6 @@ func TestClusterUnderFaults(t *testing.T) {
 	time.Sleep(afterFault)
 	c.reportPhase(note, col, "nats-kill", from, recovered, took)
 	c.checkpoint(ctx, t, col, "nats-kill", nil)
-	if os.Getenv("CLUSTER_DEBUG") != "" {
-		t.Fatal("debug stop")
-	}
 
 	// 2. The control plane running the singleton jobs is SIGKILLed; the
 	// other takes them over, and the killed one comes back as a standby.
