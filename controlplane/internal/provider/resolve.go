@@ -250,7 +250,7 @@ func declaredPrices(rps []*adminv1.ResolvedPrice) []*adminv1.ResolvedPrice {
 // over the record's, R-COST-4); InheritedParts names the parts the member
 // leaves to the record's price. Whole is true when the price has input,
 // output, cache read and, on the anthropic and bedrock wire formats, cache
-// write.
+// write (the member's own format when it has one).
 func ResolvedPrices(r *Record, m *Member) []*adminv1.ResolvedPrice {
 	return compiled(r).prices(r, m)
 }
@@ -265,10 +265,16 @@ func (res resolution) prices(r *Record, m *Member) []*adminv1.ResolvedPrice {
 	names := modelsServed(r, cm)
 	slices.Sort(names)
 	names = slices.Compact(names)
+	// Cache writes are billed by the endpoint's own format (R-FMT-4): a
+	// gemini member of an anthropic record needs no cache-write price.
+	wire := r.Spec.GetWireFormat()
+	if m != nil && m.Spec.GetWireFormat() != configv1.WireFormat_WIRE_FORMAT_UNSPECIFIED {
+		wire = m.Spec.GetWireFormat()
+	}
 	out := make([]*adminv1.ResolvedPrice, 0, len(names))
 	for _, name := range names {
 		p := priceProto(name, cm.Prices[name])
-		rp := &adminv1.ResolvedPrice{Price: p, Whole: missingParts(p, r.Spec.GetWireFormat()) == ""}
+		rp := &adminv1.ResolvedPrice{Price: p, Whole: missingParts(p, wire) == ""}
 		rec, mine := findPrice(r.Spec.GetPrices(), name), findPrice(own, name)
 		for _, f := range priceParts {
 			if partOf(mine, f) == nil && partOf(rec, f) != nil {

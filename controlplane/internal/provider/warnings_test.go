@@ -102,6 +102,21 @@ func TestWarnings(t *testing.T) {
 			want: []warn{{WarnModelUnpriced, nil}},
 		},
 		{
+			name:  "R-FMT-4 R-COST-4 a gemini member's own price is whole without cache write, though the record bills cache writes",
+			build: bedrockPool,
+			edit: func(r *Record) {
+				r.Spec.Prices = nil
+				for _, m := range r.Members {
+					m.Spec.Prices = []*configv1.Price{price("claude-x", 3_000_000, 15_000_000, 300_000, 3_750_000)}
+				}
+				addVertexMember(r)
+				r.member("vertex").Spec.Prices = []*configv1.Price{price("claude-x", 300_000, 2_500_000, 75_000)}
+			},
+			env: Env{Secrets: map[string][]string{"aws": {"bedrock-runtime.eu-north-1.amazonaws.com", "bedrock-runtime.eu-west-1.amazonaws.com"},
+				"sa": {"europe-west4-aiplatform.googleapis.com", "oauth2.googleapis.com"}}},
+			want: []warn{{WarnSharedKeySecret, []string{"stockholm", "ireland"}}},
+		},
+		{
 			name:  "secret_host_mismatch when a secret is not bound to a member's host (R-SEC-1)",
 			build: bedrockPool,
 			env:   Env{Secrets: map[string][]string{"aws": {"bedrock-runtime.eu-north-1.amazonaws.com:443"}}},
