@@ -68,6 +68,10 @@ func TestTranslatedOpenAISDKToAnthropicMember(t *testing.T) {
 		if len(resp.Choices) != 1 || resp.Choices[0].Message.Content == "" || resp.Usage.CompletionTokens == 0 || resp.Choices[0].FinishReason != "stop" {
 			t.Fatalf("answer %+v", resp)
 		}
+		// Anthropic gives no time; the caller gets the call's.
+		if d := time.Since(time.Unix(resp.Created, 0)); d < -2*time.Second || d > time.Minute {
+			t.Errorf("created %d, %s from now", resp.Created, d)
+		}
 		last, _ := h.fakes["a"].LastRequest()
 		var sent struct {
 			System    any   `json:"system"`
@@ -102,6 +106,9 @@ func TestTranslatedOpenAISDKToAnthropicMember(t *testing.T) {
 		}
 		if n < 3 || acc.Choices[0].Message.Content == "" || acc.Usage.CompletionTokens == 0 || acc.Choices[0].FinishReason != "stop" {
 			t.Fatalf("%d chunks, %+v", n, acc.ChatCompletion)
+		}
+		if d := time.Since(time.Unix(acc.Created, 0)); d < -2*time.Second || d > time.Minute {
+			t.Errorf("streamed created %d, %s from now", acc.Created, d)
 		}
 	})
 }

@@ -49,7 +49,15 @@ type Encoder interface {
 // other formats always carry usage). An endpoint with no chat stream gets
 // an Encoder that fails on every event.
 func NewEncoder(ep routing.Endpoint, model string, includeUsage bool) Encoder {
-	e := &streamEncoder{model: model, parts: map[int]*encPart{}}
+	return NewEncoderAt(ep, model, includeUsage, 0)
+}
+
+// NewEncoderAt is NewEncoder writing created (Unix seconds) as the
+// answer's time where the caller's format has one (Chat Completions'
+// created, the Responses API's created_at): the gateway gives the time the
+// call began, as the member's own stream may carry none.
+func NewEncoderAt(ep routing.Endpoint, model string, includeUsage bool, created int64) Encoder {
+	e := &streamEncoder{model: model, parts: map[int]*encPart{}, created: created}
 	switch ep {
 	case routing.EndpointChatCompletions:
 		e.f = &chatStreamFormat{includeUsage: includeUsage}
@@ -103,17 +111,19 @@ type streamFormat interface {
 // streamEncoder is the state every caller format shares; f writes the
 // bytes.
 type streamEncoder struct {
-	f      streamFormat
-	model  string
-	id     string // the member's id without its format's prefix
-	keep   bool   // keep the parts' text (Responses)
-	kept   int
-	usage  routing.Usage
-	parts  map[int]*encPart
-	order  []*encPart
-	tools  int
-	finish Finish
-	seq    string
+	f     streamFormat
+	model string
+	// created is the answer's time in Unix seconds (NewEncoderAt).
+	created int64
+	id      string // the member's id without its format's prefix
+	keep    bool   // keep the parts' text (Responses)
+	kept    int
+	usage   routing.Usage
+	parts   map[int]*encPart
+	order   []*encPart
+	tools   int
+	finish  Finish
+	seq     string
 
 	started, finished, done bool
 	buf                     []byte

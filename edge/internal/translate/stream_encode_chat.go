@@ -14,7 +14,9 @@ type chatStreamFormat struct {
 func (f *chatStreamFormat) chunkHead(e *streamEncoder, b []byte) []byte {
 	b = append(b, `data: {"id":`...)
 	b = appendJSONString(b, "chatcmpl-"+e.id)
-	b = append(b, `,"object":"chat.completion.chunk","created":0,"model":`...)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = appendInt(b, e.created)
+	b = append(b, `,"model":`...)
 	b = appendJSONString(b, e.model)
 	return append(b, `,"choices":`...)
 }

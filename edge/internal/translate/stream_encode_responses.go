@@ -42,7 +42,9 @@ func itemRef(b []byte, p *encPart) []byte {
 func (f *responsesStreamFormat) response(e *streamEncoder, b []byte, status string) []byte {
 	b = append(b, `,"response":{"id":`...)
 	b = appendJSONString(b, "resp_"+e.id)
-	b = append(b, `,"object":"response","created_at":0,"status":"`...)
+	b = append(b, `,"object":"response","created_at":`...)
+	b = appendInt(b, e.created)
+	b = append(b, `,"status":"`...)
 	b = append(b, status...)
 	b = append(b, `","error":null,"incomplete_details":`...)
 	switch {

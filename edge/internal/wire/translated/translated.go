@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"weir.dev/edge/internal/translate"
 	"weir.dev/edge/internal/wire"
@@ -122,7 +123,8 @@ func (a Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (ro
 	wire.CopyPassHeaders(h, resp.Header)
 	h.Set("Content-Type", "text/event-stream")
 	out.Start(resp.StatusCode, h)
-	s := &stream{dec: translate.NewDecoder(a.Wire), enc: translate.NewEncoder(req.Endpoint, req.Model, req.IncludeUsage), out: out}
+	// The answer's time is now: no member's stream carries OpenAI's created.
+	s := &stream{dec: translate.NewDecoder(a.Wire), enc: translate.NewEncoderAt(req.Endpoint, req.Model, req.IncludeUsage, time.Now().Unix()), out: out}
 	var err error
 	if a.Wire == routing.WireBedrock {
 		err = bedrock.Chunks(resp.Body, func(typ string, data []byte) error { return s.event(typ, data, true) })
@@ -192,6 +194,9 @@ func (a Adapter) relayWhole(req *wire.Request, resp *http.Response, out wire.Out
 		var ans *translate.Answer
 		if ans, err = translate.DecodeAnswer(a.Wire, body); err == nil {
 			u = ans.Usage
+			if ans.Created == 0 { // Anthropic and Gemini answers carry no time
+				ans.Created = time.Now().Unix()
+			}
 			outBody, err = translate.EncodeAnswer(req.Endpoint, ans, req.Model)
 		}
 	}
