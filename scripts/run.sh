@@ -188,7 +188,7 @@ Try:
   curl -s http://127.0.0.1:8080/v1/chat/completions -H 'Authorization: Bearer $KEY' \\
     -d '{"model":"claude-demo","messages":[{"role":"user","content":"hi"}]}'   # OpenAI format, Anthropic member
   curl -s -X POST http://127.0.0.3:18183/fault -d 429:60s   # the Anthropic member cools: the same call goes to Gemini
-  weir calls list                                          # member format and "translated" per call
+  weir calls list; weir calls show CALL_ID                 # the member that served; its format, "translated"
 
 Ctrl-C stops everything.
 MSG
