@@ -70,6 +70,9 @@ type recordSpec struct {
 	// secretHost overrides the host the key secret is bound to.
 	secretHost string
 	noSecret   bool
+	// keyValue, when set, is the key secret's value (a service account's
+	// JSON key, say) instead of providerKey.
+	keyValue []byte
 }
 
 func chatModel(n string) *configv1.Model {
@@ -173,9 +176,13 @@ func newHarnessOpts(t *testing.T, opts harnessOpts, specs ...recordSpec) *harnes
 	if len(specs) > 0 && specs[0].secretHost != "" {
 		host = specs[0].secretHost
 	}
+	keyValue := []byte(providerKey)
+	if len(specs) > 0 && specs[0].keyValue != nil {
+		keyValue = specs[0].keyValue
+	}
 	if len(specs) == 0 || !specs[0].noSecret {
 		secretList = append(secretList,
-			secrets.Secret{Name: "key", TenantID: "tenant-1", Hosts: []string{host}, Value: []byte(providerKey)},
+			secrets.Secret{Name: "key", TenantID: "tenant-1", Hosts: []string{host}, Value: keyValue},
 			secrets.Secret{Name: "aws", TenantID: "tenant-1", Hosts: []string{host}, Value: []byte(awsID + ":" + awsSecret)})
 	}
 	if opts.tenant != nil {
