@@ -17,11 +17,12 @@ import (
 // synced is called after the first batch. The watch is rebuilt whenever it
 // ends or NATS reconnects (restart signals it), and its setup is retried
 // with backoff while NATS is away — at once when NATS reconnects during the
-// wait; the edge meanwhile serves what it has.
-func watchConfig(ctx context.Context, open func(context.Context) (jetstream.KeyValue, error), st *configState, restart <-chan struct{}, synced func()) {
+// wait; the edge meanwhile serves what it has. A watch that falls behind
+// the bucket for a whole probe interval is rebuilt (Options.ConfigProbe).
+func watchConfig(ctx context.Context, open func(context.Context) (jetstream.KeyValue, error), st *configState, restart <-chan struct{}, probeEvery time.Duration, synced func()) {
 	bo := newBackoff(100*time.Millisecond, 5*time.Second)
 	for ctx.Err() == nil {
-		err := watchOnce(ctx, open, st, restart, synced)
+		err := watchOnce(ctx, open, st, restart, probeEvery, synced)
 		if ctx.Err() != nil {
 			return
 		}
@@ -36,9 +37,34 @@ func watchConfig(ctx context.Context, open func(context.Context) (jetstream.KeyV
 	}
 }
 
+// DefaultConfigProbe is how often a running config watch compares what it
+// has delivered with the bucket's last revision (Options.ConfigProbe). A
+// watch is a JetStream ordered consumer that notices its consumer is gone
+// (its server died) only after two missed 5 s heartbeats; a watch still
+// behind the revision the bucket had one probe earlier is rebuilt instead,
+// so a change reaches an edge within about two probes of such a loss. One
+// stream-info request per probe.
+const DefaultConfigProbe = 2 * time.Second
+
+// lastRevision is the last revision (stream sequence) of bucket kv; false
+// when it cannot be read now.
+func lastRevision(ctx context.Context, kv jetstream.KeyValue) (uint64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return 0, false
+	}
+	b, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok || b.StreamInfo() == nil {
+		return 0, false
+	}
+	return b.StreamInfo().State.LastSeq, true
+}
+
 // watchOnce runs one KV watch until it ends; a nil error means it ended for
 // a restart and may be rebuilt at once.
-func watchOnce(ctx context.Context, open func(context.Context) (jetstream.KeyValue, error), st *configState, restart <-chan struct{}, synced func()) error {
+func watchOnce(ctx context.Context, open func(context.Context) (jetstream.KeyValue, error), st *configState, restart <-chan struct{}, probeEvery time.Duration, synced func()) error {
 	setup, cancel := context.WithTimeout(ctx, 5*time.Second)
 	kv, err := open(setup)
 	cancel()
@@ -52,17 +78,40 @@ func watchOnce(ctx context.Context, open func(context.Context) (jetstream.KeyVal
 		return err
 	}
 	defer func() { _ = w.Stop() }()
+	probe := time.NewTicker(probeEvery)
+	defer probe.Stop()
 	var batch []change
 	initial := true
+	var delivered, target uint64 // the watch's last revision; the bucket's last seen ahead of it
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-restart:
 			return nil
+		case <-probe.C:
+			if initial {
+				continue
+			}
+			last, ok := lastRevision(ctx, kv)
+			switch {
+			case !ok || last <= delivered:
+				target = 0
+			case target == 0:
+				target = last // behind now; stalled if still behind it at the next probe
+			case delivered < target:
+				st.log.Warn("config watch: behind the bucket for a probe interval; rebuilding it",
+					"delivered", delivered, "bucket", last)
+				return nil
+			default:
+				target = last
+			}
 		case e, ok := <-w.Updates():
 			if !ok {
 				return errors.New("distrib: config watch closed")
+			}
+			if e != nil {
+				delivered = max(delivered, e.Revision())
 			}
 			if e == nil { // the initial values are all delivered
 				if initial {

@@ -53,7 +53,10 @@ type Options struct {
 
 	// ViewInterval is how often views are checked for changes (default 1 s),
 	// ViewHeartbeat how often an unchanged view is put again (default 20 s).
+	// ConfigProbe is how often the config watch checks it is not behind
+	// the bucket (DefaultConfigProbe).
 	ViewInterval, ViewHeartbeat time.Duration
+	ConfigProbe                 time.Duration
 	// AffinityTimeout bounds a WEIR_AFFINITY read on a local miss (default
 	// 50 ms).
 	AffinityTimeout time.Duration
@@ -140,6 +143,9 @@ func New(o Options) (*Edge, error) {
 	}
 	if o.ViewInterval <= 0 {
 		o.ViewInterval = time.Second
+	}
+	if o.ConfigProbe <= 0 {
+		o.ConfigProbe = DefaultConfigProbe
 	}
 	if o.ViewHeartbeat <= 0 {
 		o.ViewHeartbeat = 20 * time.Second
@@ -266,7 +272,7 @@ func (e *Edge) Start(ctx context.Context) error {
 		}
 	})
 	e.goRun(func() {
-		watchConfig(ctx, e.openBuckets, e.config, restart, func() { e.once.Do(func() { close(e.synced) }) })
+		watchConfig(ctx, e.openBuckets, e.config, restart, e.o.ConfigProbe, func() { e.once.Do(func() { close(e.synced) }) })
 	})
 	e.goRun(func() { e.views.run(ctx) })
 	e.goRun(func() {
