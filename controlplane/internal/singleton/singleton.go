@@ -85,6 +85,10 @@ func (c *Config) defaults() {
 type Runner struct {
 	cfg  Config
 	held atomic.Bool
+	// failures counts consecutive failed tries; lastWarn is when one was
+	// last logged (a failure is logged at once, then every 30 s).
+	failures int
+	lastWarn time.Time
 	// takeovers counts how often this replica took the lock.
 	takeovers atomic.Int64
 }
@@ -139,19 +143,33 @@ func (r *Runner) take(ctx context.Context) (*pgx.Conn, bool) {
 	defer cancel()
 	conn, err := pgx.ConnectConfig(cctx, r.cfg.Conn)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.cfg.Log.Warn("singleton lock: cannot reach Postgres", "err", err)
-		}
+		r.failed(ctx, "singleton lock: cannot reach Postgres", err)
 		return nil, false
 	}
 	var got bool
 	if err := conn.QueryRow(cctx, `SELECT pg_try_advisory_lock($1)`, LockKey).Scan(&got); err != nil {
-		if ctx.Err() == nil {
-			r.cfg.Log.Warn("singleton lock: cannot try the lock", "err", err)
-		}
+		r.failed(ctx, "singleton lock: cannot try the lock", err)
 		return conn, false
 	}
+	if r.failures > 0 {
+		r.cfg.Log.Info("singleton lock: Postgres answers again", "failed_tries", r.failures)
+		r.failures = 0
+	}
 	return conn, got
+}
+
+// failed logs a failed try: the first of a run at once, then one line
+// every 30 s with the count, so that a long database outage does not
+// flood the log.
+func (r *Runner) failed(ctx context.Context, msg string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	r.failures++
+	if r.failures == 1 || time.Since(r.lastWarn) >= 30*time.Second {
+		r.lastWarn = time.Now()
+		r.cfg.Log.Warn(msg, "err", err, "failed_tries", r.failures)
+	}
 }
 
 // hold runs jobs while conn's session answers, then stops them.

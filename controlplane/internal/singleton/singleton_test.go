@@ -1,8 +1,13 @@
 package singleton_test
 
 import (
+	"bytes"
 	"context"
 	"hash/fnv"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -162,4 +167,45 @@ func TestNewNeedsAConnection(t *testing.T) {
 	if _, err := singleton.New(singleton.Config{}); err == nil {
 		t.Fatal("New without Conn: no error")
 	}
+}
+
+// A standby that cannot reach Postgres keeps trying and says so once, not
+// at every try.
+func TestUnreachablePostgresIsLoggedOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg, err := pgx.ParseConfig("postgres://postgres@" + addr + "/weir?sslmode=disable&connect_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	r, err := singleton.New(singleton.Config{Conn: cfg, TryEvery: 20 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	r.Run(ctx, func(context.Context) { t.Error("jobs ran without the lock") })
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(logs.String(), "cannot reach Postgres"); n != 1 {
+		t.Fatalf("%d lines about the unreachable database in 600 ms of tries, want 1:\n%s", n, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
