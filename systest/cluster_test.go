@@ -89,10 +89,9 @@ func TestClusterUnderFaults(t *testing.T) {
 		t.Log(line)
 	}
 
-	// Each phase: the fault at from; recovered once the system works as
-	// before (a CLI change reaches every live edge); then a few seconds of
-	// load after it.
-	const afterFault = 3 * time.Second
+	// Each phase: the fault at from; CLI changes during it (each timed
+	// until every live edge serves it); recovered once the system works as
+	// before; then a few seconds of load and CLI changes after it.
 
 	// 1. The NATS node most edges are connected to dies (and stays down
 	// until the end).
@@ -100,10 +99,10 @@ func TestClusterUnderFaults(t *testing.T) {
 	phase.Store("nats-kill")
 	from := time.Now()
 	c.nats[first].kill()
-	took := c.propagate(ctx, t, "nats-kill")
+	took := c.propagate(ctx, t, "nats-kill", 1) // the first change served: recovered
 	recovered := time.Now()
-	time.Sleep(afterFault)
-	c.reportPhase(note, col, "nats-kill", from, recovered, took)
+	took = append(took, c.propagate(ctx, t, "nats-kill-more", changesPerWindow-1)...)
+	c.reportPhase(note, col, "nats-kill", from, recovered, took, c.afterFault(ctx, t, "nats-kill"))
 	c.checkpoint(ctx, t, col, "nats-kill", nil)
 
 	// 2. The control plane running the singleton jobs is SIGKILLed; the
@@ -115,7 +114,7 @@ func TestClusterUnderFaults(t *testing.T) {
 	c.cps[holder].kill()
 	lock := c.waitSingleton(t, other, from)
 	views := c.waitViewsMirrored(ctx, t, from)
-	took = c.propagate(ctx, t, "cp-kill")
+	took = c.propagate(ctx, t, "cp-kill", changesPerWindow)
 	recovered = time.Now()
 	note("cp-kill: %s took the singleton lock %s after the SIGKILL of %s; views were mirrored again %s after it; the outbox published a CLI change %s after it",
 		c.cps[other].name, lock.Round(time.Millisecond), c.cps[holder].name, views.Round(time.Millisecond), recovered.Sub(from).Round(time.Millisecond))
@@ -123,11 +122,11 @@ func TestClusterUnderFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitCP(ctx, t, holder)
-	time.Sleep(afterFault)
+	after := c.afterFault(ctx, t, "cp-kill")
 	if h := c.singletonHolder(t); h != other {
 		t.Errorf("%s took the singleton jobs back on its restart; %s holds them", c.cps[h].name, c.cps[other].name)
 	}
-	c.reportPhase(note, col, "cp-kill", from, recovered, took)
+	c.reportPhase(note, col, "cp-kill", from, recovered, took, after)
 	c.checkpoint(ctx, t, col, "cp-kill", nil)
 
 	// 3. A second NATS node dies for a while: one of three is left, and
@@ -152,8 +151,7 @@ func TestClusterUnderFaults(t *testing.T) {
 	recovered = time.Now()
 	note("quorum-loss: a CLI change made without a quorum reached every edge %s after it was made, %s after the node came back",
 		recovered.Sub(changed).Round(time.Millisecond), recovered.Sub(back).Round(time.Millisecond))
-	time.Sleep(afterFault)
-	c.reportPhase(note, col, "quorum-loss", from, recovered, recovered.Sub(changed))
+	c.reportPhase(note, col, "quorum-loss", from, recovered, []time.Duration{recovered.Sub(changed)}, c.afterFault(ctx, t, "quorum-loss"))
 	c.checkpoint(ctx, t, col, "quorum-loss", nil)
 
 	// 4. An edge is SIGKILLed and started again with its state.
@@ -162,15 +160,14 @@ func TestClusterUnderFaults(t *testing.T) {
 	from = time.Now()
 	c.edgeLive[victim].Store(false)
 	c.edges[victim].kill()
-	took = c.propagate(ctx, t, "edge-kill")
+	took = c.propagate(ctx, t, "edge-kill", changesPerWindow)
 	if err := c.edges[victim].start(); err != nil {
 		t.Fatal(err)
 	}
 	c.waitEdge(ctx, t, victim)
 	recovered = time.Now()
 	note("edge-kill: %s served again %s after its SIGKILL", c.edges[victim].name, recovered.Sub(from).Round(time.Millisecond))
-	time.Sleep(afterFault)
-	c.reportPhase(note, col, "edge-kill", from, recovered, took)
+	c.reportPhase(note, col, "edge-kill", from, recovered, took, c.afterFault(ctx, t, "edge-kill"))
 	killAt := from
 	c.checkpoint(ctx, t, col, "edge-kill", &edgeKill{edge: victim, at: killAt})
 
@@ -534,15 +531,33 @@ func (c *clusterSys) startLoad(col *collector, phase *atomic.Value) (stop func()
 	}
 }
 
-// propagate makes a CLI change and returns how long until every live edge
-// serves it.
-func (c *clusterSys) propagate(ctx context.Context, t *testing.T, tag string) time.Duration {
+// changesPerWindow is how many CLI changes are timed during a fault and
+// after it.
+const changesPerWindow = 5
+
+// propagate makes n CLI changes one after another and returns how long
+// each took from the CLI's exit until every live edge served it.
+func (c *clusterSys) propagate(ctx context.Context, t *testing.T, tag string, n int) []time.Duration {
 	t.Helper()
-	model := "cluster-" + tag
-	if out, err := c.weir(ctx, nil, "provider", "set", poolName, "--models", poolModel+","+model); err != nil {
-		t.Fatalf("%s: weir provider set: %v\n%s", tag, err, out)
+	var out []time.Duration
+	for i := range n {
+		model := fmt.Sprintf("cluster-%s-%d", tag, i)
+		if b, err := c.weir(ctx, nil, "provider", "set", poolName, "--models", poolModel+","+model); err != nil {
+			t.Fatalf("%s: weir provider set: %v\n%s", tag, err, b)
+		}
+		out = append(out, c.waitServed(ctx, t, model, 60*time.Second))
 	}
-	return c.waitServed(ctx, t, model, 60*time.Second)
+	return out
+}
+
+// afterFault runs the load a few seconds after a fault's recovery, timing
+// CLI changes meanwhile.
+func (c *clusterSys) afterFault(ctx context.Context, t *testing.T, tag string) []time.Duration {
+	t.Helper()
+	start := time.Now()
+	took := c.propagate(ctx, t, tag+"-after", changesPerWindow)
+	time.Sleep(3*time.Second - time.Since(start))
+	return took
 }
 
 // waitServed waits until every live edge lists model.
@@ -652,7 +667,7 @@ func (c *clusterSys) waitViewsMirrored(ctx context.Context, t *testing.T, since 
 // began during its fault (from until the system recovered at to) and of
 // those after, the calls that failed, and how long a CLI change made
 // during the fault took to reach every live edge.
-func (c *clusterSys) reportPhase(note func(string, ...any), col *collector, name string, from, to time.Time, propagation time.Duration) {
+func (c *clusterSys) reportPhase(note func(string, ...any), col *collector, name string, from, to time.Time, changesDuring, changesAfter []time.Duration) {
 	var during, after []time.Duration
 	var failed int
 	for _, r := range col.all() {
@@ -669,10 +684,11 @@ func (c *clusterSys) reportPhase(note func(string, ...any), col *collector, name
 			after = append(after, r.end.Sub(r.start))
 		}
 	}
-	note("%-12s %s to recover; calls during: %d ok (p50 %s, p99 %s), after: %d ok (p50 %s, p99 %s), failed %d; a CLI change reached every live edge in %s",
+	note("%-12s %s to recover; calls during: %d ok (p50 %s, p99 %s), after: %d ok (p50 %s, p99 %s), failed %d; CLI change → every live edge during: p50 %s p99 %s (%d), after: p50 %s p99 %s (%d)",
 		name, to.Sub(from).Round(time.Millisecond), len(during), percentile(during, 50).Round(time.Millisecond), percentile(during, 99).Round(time.Millisecond),
 		len(after), percentile(after, 50).Round(time.Millisecond), percentile(after, 99).Round(time.Millisecond), failed,
-		propagation.Round(time.Millisecond))
+		percentile(changesDuring, 50).Round(time.Millisecond), percentile(changesDuring, 99).Round(time.Millisecond), len(changesDuring),
+		percentile(changesAfter, 50).Round(time.Millisecond), percentile(changesAfter, 99).Round(time.Millisecond), len(changesAfter))
 }
 
 // edgeKill is an edge SIGKILLed at a moment: calls it held then may be
