@@ -118,9 +118,7 @@ func (a Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (ro
 	if !req.Stream || !sse {
 		return a.relayWhole(req, resp, out)
 	}
-	h := wire.SSEHeaders()
-	wire.CopyPassHeaders(h, resp.Header)
-	h.Set("Content-Type", "text/event-stream")
+	h := wire.SSEAnswerHeaders(resp.Header)
 	out.Start(resp.StatusCode, h)
 	s := &stream{dec: translate.NewDecoder(a.Wire), enc: translate.NewEncoder(req.Endpoint, req.Model, req.IncludeUsage), out: out}
 	var err error
