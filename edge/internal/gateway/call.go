@@ -590,13 +590,14 @@ func upstreamBody(r *http.Request, m *routing.Member) []byte {
 // within the attempt deadline (R-FAIL-9; 0 disables it).
 func (c *callRun) roundTrip(ctx context.Context, cancel context.CancelFunc, req *http.Request, deadline time.Duration) (*http.Response, bool, error) {
 	var timer *time.Timer
-	timedOut := make(chan struct{})
 	if deadline > 0 {
-		timer = time.AfterFunc(deadline, func() { close(timedOut); cancel() })
+		timer = time.AfterFunc(deadline, cancel)
 	}
 	resp, err := c.gw.cfg.Transport.RoundTrip(req)
 	if timer != nil && !timer.Stop() {
-		<-timedOut
+		// The timer fired: its cancel has run or is running. Cancelling
+		// again is a no-op that returns once the context is cancelled.
+		cancel()
 		if resp != nil {
 			_ = resp.Body.Close()
 		}
