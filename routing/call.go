@@ -103,7 +103,12 @@ type Call struct {
 	waitMember     *Member
 	// busy lists the members that were full when the call gave up waiting
 	// for a slot (R-CAP-1, R-END-7).
-	busy            memberSet
+	busy memberSet
+	// The first storage of plans, Attempts and tried: a call of one
+	// record and up to two attempts allocates none for them.
+	plansBuf        [1]recordPlan
+	attemptsBuf     [2]Attempt
+	triedBuf        [2]*Member
 	ended           bool
 	stopped         bool
 	answered        *Member
@@ -126,6 +131,7 @@ func (t *Table) Begin(req Request, st *States, rnd Rand, now time.Time) (*Call, 
 		t: t, st: st, rnd: rnd, req: req, model: model, pending: -1,
 		lastKeyRefusal: -1, lastSpent429: -1,
 	}
+	c.plans, c.Attempts, c.tried = c.plansBuf[:0], c.attemptsBuf[:0], c.triedBuf[:0]
 	var firstErr *Error
 	priced := false
 	for _, r := range recs {
@@ -182,6 +188,10 @@ func (c *Call) Record() *Record { return c.plans[c.ri].rec }
 
 // Members lists every member of every record the call may go to.
 func (c *Call) Members() []*Member {
+	if len(c.plans) == 1 {
+		m := c.plans[0].members
+		return m[:len(m):len(m)] // capped: an append copies
+	}
 	var out []*Member
 	for _, p := range c.plans {
 		out = append(out, p.members...)
@@ -254,7 +264,12 @@ func (c *Call) pick(p *recordPlan, now time.Time) (*Member, []*Member) {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
 	edges := c.st.LiveEdges()
-	var normal, lastResort, soft, full []*Member
+	// Small pools fit the arrays below, on the stack; larger ones grow
+	// onto the heap.
+	var normalBuf, candsBuf, withRoomBuf [8]*Member
+	var roomsBuf, scoresBuf [8]float64
+	normal := normalBuf[:0]
+	var lastResort, soft, full []*Member
 	for _, m := range p.members {
 		if c.tried.has(m) || c.skipped(m.Account) || c.passedOver.has(m) {
 			continue
@@ -296,8 +311,7 @@ func (c *Call) pick(p *recordPlan, now time.Time) (*Member, []*Member) {
 	for _, m := range pool {
 		tier = min(tier, m.Order)
 	}
-	cands := make([]*Member, 0, len(pool))
-	rooms := make([]float64, 0, len(pool))
+	cands, rooms := candsBuf[:0], roomsBuf[:0]
 	for _, m := range pool {
 		if m.Order == tier {
 			cands = append(cands, m)
@@ -305,7 +319,7 @@ func (c *Call) pick(p *recordPlan, now time.Time) (*Member, []*Member) {
 		}
 	}
 	if c.req.JobID != "" {
-		var withRoom []*Member
+		withRoom := withRoomBuf[:0]
 		for i, m := range cands {
 			if rooms[i] > StickyHeadroomFloor {
 				if m.ID == c.req.LastMemberID {
@@ -318,9 +332,9 @@ func (c *Call) pick(p *recordPlan, now time.Time) (*Member, []*Member) {
 			return Rendezvous(c.req.JobID, withRoom), nil // R-STICK-3
 		}
 	}
-	scores := make([]float64, len(cands))
+	scores := scoresBuf[:0]
 	for i, m := range cands {
-		scores[i] = rooms[i] * float64(max(m.Weight, 1))
+		scores = append(scores, rooms[i]*float64(max(m.Weight, 1)))
 	}
 	return weightedPick(cands, scores, c.rnd), nil // R-ORDER-3
 }

@@ -80,8 +80,10 @@ func (d *DataRules) allows(m *Member) bool {
 	return true
 }
 
+// filterMembers keeps the members of ms that keep keeps, in place: ms is
+// Eligible's own slice.
 func filterMembers(ms []*Member, keep func(*Member) bool) []*Member {
-	out := ms[:0:0]
+	out := ms[:0]
 	for _, m := range ms {
 		if keep(m) {
 			out = append(out, m)

@@ -75,7 +75,11 @@ type DimView struct {
 // cluster-wide: this edge counts against its share of it among edges live
 // edges (R-HEAD-7), and the view shows that share as the limit.
 func (s *memberState) dims(m *Member, now time.Time, edges int) []DimView {
-	out := make([]DimView, 0, NumDims)
+	return s.appendDims(make([]DimView, 0, NumDims), m, now, edges)
+}
+
+// appendDims appends dims' views to out.
+func (s *memberState) appendDims(out []DimView, m *Member, now time.Time, edges int) []DimView {
 	var have [NumDims]bool
 	for d := Dim(0); d < NumDims; d++ {
 		h := s.hdr[d]
@@ -110,7 +114,8 @@ func (s *memberState) dims(m *Member, now time.Time, edges int) []DimView {
 // them: this edge's share of it left today (R-HEAD-6).
 func (s *memberState) headroom(m *Member, now time.Time, edges int) float64 {
 	h := 1.0
-	for _, d := range s.dims(m, now, edges) {
+	var buf [NumDims]DimView
+	for _, d := range s.appendDims(buf[:0], m, now, edges) {
 		if f := float64(d.Remaining) / float64(d.Limit); f < h {
 			h = f
 		}

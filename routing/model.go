@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -104,13 +105,7 @@ func (t *Table) Candidates(req *Request) ([]*Record, string, *Error) {
 	}
 	// R-MODEL-3: own records first; managed ones only when the tenant has no
 	// own record for the model.
-	own := recs[:0:0]
-	for _, r := range recs {
-		if !r.Managed {
-			own = append(own, r)
-		}
-	}
-	if len(own) > 0 {
+	if own := keepRecords(recs, func(r *Record) bool { return !r.Managed }); len(own) > 0 {
 		recs = own
 	}
 	steps := []struct {
@@ -130,19 +125,38 @@ func (t *Table) Candidates(req *Request) ([]*Record, string, *Error) {
 		}},
 	}
 	for _, s := range steps {
-		var kept []*Record
-		for _, r := range recs {
-			if s.keep(r) {
-				kept = append(kept, r)
-			}
-		}
+		kept := keepRecords(recs, s.keep)
 		if len(kept) == 0 {
 			return nil, model, s.err()
 		}
 		recs = kept
 	}
-	SortRecords(recs, model)
+	if len(recs) > 1 {
+		// recs may still be the table's own slice: sort a copy.
+		recs = slices.Clone(recs)
+		SortRecords(recs, model)
+	}
 	return recs, model, nil
+}
+
+// keepRecords returns the records of recs that keep keeps, in order: recs
+// itself (capped, so that an append copies) when it keeps them all, else
+// a new slice. recs is never changed: it may be the table's.
+func keepRecords(recs []*Record, keep func(*Record) bool) []*Record {
+	for i, r := range recs {
+		if keep(r) {
+			continue
+		}
+		out := make([]*Record, i, len(recs)-1)
+		copy(out, recs[:i])
+		for _, r := range recs[i+1:] {
+			if keep(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return recs[:len(recs):len(recs)]
 }
 
 // recordPrice is the price a record is ranked by for a model (R-MODEL-4):

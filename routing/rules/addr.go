@@ -3,6 +3,7 @@ package rules
 import (
 	"net/netip"
 	"slices"
+	"sync"
 )
 
 // The one list of address ranges R-SEC-2 refuses. The configuration check
@@ -15,8 +16,9 @@ type addrRange struct {
 	reason string
 }
 
-// alwaysRefused are never unicast destinations, whoever owns the record.
-func alwaysRefused() []addrRange {
+// alwaysRefused are never unicast destinations, whoever owns the record
+// (parsed once: AddrRefusal runs on every upstream request).
+var alwaysRefused = sync.OnceValue(func() []addrRange {
 	return ranges(
 		"0.0.0.0/8", "unspecified address",
 		"::/128", "unspecified address",
@@ -24,7 +26,7 @@ func alwaysRefused() []addrRange {
 		"ff00::/8", "multicast address",
 		"255.255.255.255/32", "broadcast address",
 	)
-}
+})
 
 // tenantRefused are the internal ranges of R-SEC-2 and their neighbours that
 // are never a public service, refused on tenant-owned records. Loopback is
@@ -33,7 +35,7 @@ func alwaysRefused() []addrRange {
 // 100.64.0.0/10 (shared address space, RFC 6598, carrier-grade NAT) is
 // refused as a whole: no public service lives there, and Alibaba Cloud's
 // metadata service (100.100.100.200) does.
-func tenantRefused() []addrRange {
+var tenantRefused = sync.OnceValue(func() []addrRange {
 	return ranges(
 		"10.0.0.0/8", "private address",
 		"172.16.0.0/12", "private address",
@@ -48,7 +50,7 @@ func tenantRefused() []addrRange {
 		"198.18.0.0/15", "benchmarking address",
 		"240.0.0.0/4", "reserved address",
 	)
-}
+})
 
 func ranges(list ...string) []addrRange {
 	out := make([]addrRange, 0, len(list)/2)

@@ -50,6 +50,9 @@ func (c *callRun) adapter(m *routing.Member) wire.Adapter {
 
 // attemptInfo is what the gateway measured of one attempt.
 type attemptInfo struct {
+	// set says the attempt was measured (it went out, or was refused
+	// its destination).
+	set      bool
 	start    time.Time
 	latency  time.Duration
 	cost     routing.Nanos
@@ -66,6 +69,8 @@ type callRun struct {
 	// cancellation.
 	req *http.Request
 	out *out
+	// outv is what out points to, held in the call to save an allocation.
+	outv out
 	// log is the call's logger once built (see logger): nil until the
 	// call logs a line.
 	log *slog.Logger
@@ -85,9 +90,12 @@ type callRun struct {
 	call *routing.Call
 	// measured holds what the gateway measured of each attempt, and
 	// heldAnswers the upstream error answers kept in case one becomes the
-	// call's answer as is; both by attempt index.
-	measured    map[int]*attemptInfo
-	heldAnswers map[int]*heldAnswer
+	// call's answer as is; both by attempt index (see measure and held).
+	// measuredBuf is measured's first storage, so that a call of one or
+	// two attempts allocates none for it.
+	measured    []attemptInfo
+	measuredBuf [2]attemptInfo
+	heldAnswers []*heldAnswer
 	// usage and cost are what the answering member reported and cost;
 	// costFlagged says the cost is an estimate (R-COST-3); reserved is the
 	// budget reservation (R-COST-1).
@@ -122,16 +130,78 @@ type callRun struct {
 	// traced is the call's trace span, nil when tracing is off (a
 	// pointer: the call's own size stays the same without tracing).
 	traced *callSpan
+	// rec is the storage of the call's record (commit), held in the call
+	// so that the record takes one allocation, the call's, not one per
+	// message. The sink may keep the record: the call is then kept with it.
+	rec recordStore
+	// idVal and metaVals hold the values of the x-weir-call-id and
+	// metaHeaders headers (metaUsed: metaVals is in use).
+	idVal    [1]string
+	metaVals [3]string
+	metaUsed bool
+}
+
+// recordStore holds a call record and the messages it points to, for one
+// or two attempts; more attempts take allocations of their own.
+type recordStore struct {
+	rec         telemetryv1.CallRecord
+	usage       telemetryv1.Usage
+	started     timestamppb.Timestamp
+	dur         durationpb.Duration
+	attempts    [2]telemetryv1.Attempt
+	attStarted  [2]timestamppb.Timestamp
+	attLatency  [2]durationpb.Duration
+	attemptPtrs [2]*telemetryv1.Attempt
+}
+
+// measure returns the measurement of attempt idx, marked set, growing
+// measured as needed. The pointer is valid until the next measure.
+func (c *callRun) measure(idx int) *attemptInfo {
+	if c.measured == nil {
+		c.measured = c.measuredBuf[:0]
+	}
+	for len(c.measured) <= idx {
+		c.measured = append(c.measured, attemptInfo{})
+	}
+	ai := &c.measured[idx]
+	ai.set = true
+	return ai
+}
+
+// measuredAt is the measurement of attempt idx, nil when there is none.
+func (c *callRun) measuredAt(idx int) *attemptInfo {
+	if idx < 0 || idx >= len(c.measured) || !c.measured[idx].set {
+		return nil
+	}
+	return &c.measured[idx]
+}
+
+// held is the upstream error answer attempt idx kept, nil when none.
+func (c *callRun) held(idx int) *heldAnswer {
+	if idx < 0 || idx >= len(c.heldAnswers) {
+		return nil
+	}
+	return c.heldAnswers[idx]
+}
+
+// hold keeps attempt idx's upstream error answer h.
+func (c *callRun) hold(idx int, h *heldAnswer) {
+	for len(c.heldAnswers) <= idx {
+		c.heldAnswers = append(c.heldAnswers, nil)
+	}
+	c.heldAnswers[idx] = h
 }
 
 // serveCall runs one call from its caller's request to its one answer
 // (R-SEE-1) and hands its record to the sink (R-SEE-2) before the caller
 // can hold that answer whole (see commit).
 func (g *Gateway) serveCall(rw http.ResponseWriter, r *http.Request, ep routing.Endpoint) {
-	c := &callRun{gw: g, endpoint: ep, id: newCallID(), start: g.cfg.Now(), out: newOut(rw),
-		measured: map[int]*attemptInfo{}, heldAnswers: map[int]*heldAnswer{}, req: r}
+	c := &callRun{gw: g, endpoint: ep, id: newCallID(), start: g.cfg.Now(), req: r}
+	c.out = &c.outv
+	c.out.init(rw)
 	c.out.run = c
-	rw.Header().Set(hCallID, c.id)
+	c.idVal[0] = c.id
+	rw.Header()[hCallID] = c.idVal[:] // Set, with the call's own storage
 	if g.cfg.Tracer != nil {
 		c.startSpan()
 	}
@@ -228,11 +298,7 @@ func (c *callRun) answer(job jobMemory) {
 		c.out.keepAlive(c.start, g.cfg.KeepAlive, g.cfg.Now)
 		defer c.out.stopKeepAlive()
 	}
-	c.out.meta = c.metaHeaders
-	c.out.metaComment = func() []byte {
-		p, m := c.names()
-		return metaCommentLine(p, m, call.Sent())
-	}
+	c.out.setMeta()
 	if c.attempts(ctx, job) {
 		if served := call.Served(); served != nil && c.jobHash != "" {
 			g.cfg.Affinity.Put(c.table.TenantID, c.jobHash, served.ID, c.usage.CacheReadTokens+c.usage.CacheWriteTokens)
@@ -247,7 +313,7 @@ func (c *callRun) answer(job jobMemory) {
 	}
 	f := call.Final(g.cfg.Now())
 	if f.PassThrough >= 0 {
-		if h := c.heldAnswers[f.PassThrough]; h != nil {
+		if h := c.held(f.PassThrough); h != nil {
 			if f.ShouldRetry != nil {
 				h.header.Set(hShouldRetry, strconv.FormatBool(*f.ShouldRetry))
 			}
@@ -402,10 +468,10 @@ func (c *callRun) tryAttempt(ctx context.Context, m *routing.Member, idx int, jo
 		span.SetAttributes(attrServerAddress.String(ureq.URL.Hostname()))
 		injectAttempt(span, ureq.Header) // before signing: a signature covers it
 	}
-	if err := netguard.CheckURL(ureq.URL.String(), pol); err != nil {
+	if err := netguard.CheckParsedURL(ureq.URL, pol); err != nil {
 		// R-SEC-2 / R-FAIL-5: the edge may not send to this member.
 		call.Dispatch(g.cfg.Now())
-		c.measured[idx] = &attemptInfo{start: g.cfg.Now()}
+		c.measure(idx).start = g.cfg.Now()
 		c.event(m, "destination_refused")
 		call.Report(routing.TransportVerdict("destination_refused"), nil, g.cfg.Now())
 		return tryNext
@@ -422,8 +488,8 @@ func (c *callRun) tryAttempt(ctx context.Context, m *routing.Member, idx int, jo
 		return tryNext
 	}
 	call.Dispatch(g.cfg.Now())
-	ai := &attemptInfo{start: g.cfg.Now()}
-	c.measured[idx] = ai
+	ai := c.measure(idx)
+	ai.start = g.cfg.Now()
 	resp, timedOut, err := c.roundTrip(actx, acancel, ureq, m.Record.Recovery.AttemptDeadline)
 	ai.latency = g.cfg.Now().Sub(ai.start)
 	c.upstreamTime += ai.latency
@@ -483,7 +549,7 @@ func (c *callRun) verdict(ctx context.Context, m *routing.Member, idx int, ureq 
 	secrets := secretsOf(ureq, m)
 	hdr := resp.Header.Clone()
 	redactHeader(hdr, secrets)
-	c.heldAnswers[idx] = &heldAnswer{status: resp.StatusCode, header: hdr, body: redact(peek, secrets, len(peek) == routing.MaxErrorPeek), wire: m.Format()}
+	c.hold(idx, &heldAnswer{status: resp.StatusCode, header: hdr, body: redact(peek, secrets, len(peek) == routing.MaxErrorPeek), wire: m.Format()})
 	return v, rl
 }
 
@@ -524,13 +590,14 @@ func upstreamBody(r *http.Request, m *routing.Member) []byte {
 // within the attempt deadline (R-FAIL-9; 0 disables it).
 func (c *callRun) roundTrip(ctx context.Context, cancel context.CancelFunc, req *http.Request, deadline time.Duration) (*http.Response, bool, error) {
 	var timer *time.Timer
-	timedOut := make(chan struct{})
 	if deadline > 0 {
-		timer = time.AfterFunc(deadline, func() { close(timedOut); cancel() })
+		timer = time.AfterFunc(deadline, cancel)
 	}
 	resp, err := c.gw.cfg.Transport.RoundTrip(req)
 	if timer != nil && !timer.Stop() {
-		<-timedOut
+		// The timer fired: its cancel has run or is running. Cancelling
+		// again is a no-op that returns once the context is cancelled.
+		cancel()
 		if resp != nil {
 			_ = resp.Body.Close()
 		}
@@ -545,12 +612,12 @@ func (c *callRun) roundTrip(ctx context.Context, cancel context.CancelFunc, req 
 func (c *callRun) deliver(m *routing.Member, v routing.Verdict, resp *http.Response, idx int) bool {
 	c.out.stopKeepAlive()
 	if v.Kind != routing.KindAnswered {
-		h := c.heldAnswers[idx]
+		h := c.held(idx)
 		if v.Kind == routing.KindUnknownOutcome {
 			h.header.Set(hOutcome, "unknown")
 			c.outcome = telemetryv1.CallOutcome_CALL_OUTCOME_UNKNOWN
 			c.costFlagged = true
-			c.cost += c.measured[idx].cost
+			c.cost += c.measuredAt(idx).cost
 		}
 		c.passThrough(h, v.Kind == routing.KindUnknownOutcome)
 		return true
@@ -706,10 +773,19 @@ func (c *callRun) metaHeaders(h http.Header) {
 	if c.call != nil {
 		n = c.call.Sent()
 	}
-	h.Set(hAttempts, strconv.Itoa(n))
+	// The values go in one array, the call's own the first time: the
+	// header keys are canonical, so this is h.Set without an allocation
+	// per value.
+	vals := c.metaVals[:]
+	if c.metaUsed {
+		vals = make([]string, len(c.metaVals))
+	}
+	c.metaUsed = true
+	vals[0] = strconv.Itoa(n)
+	h[hAttempts] = vals[0:1:1]
 	if p, m := c.names(); p != "" {
-		h.Set(hProvider, p)
-		h.Set(hMember, m)
+		vals[1], vals[2] = p, m
+		h[hProvider], h[hMember] = vals[1:2:2], vals[2:3:3]
 	}
 }
 
@@ -785,14 +861,16 @@ func (c *callRun) commit() {
 		return // an unknown key belongs to no tenant
 	}
 	dur := c.gw.cfg.Now().Sub(c.start)
-	rec := &telemetryv1.CallRecord{
-		CallId: c.id, TenantId: c.table.TenantID, EdgeId: c.gw.cfg.EdgeID, Endpoint: c.endpoint.String(),
-		Status: uint32(max(c.status, 0)), Outcome: c.outcome, ErrorCode: c.errorCode,
-		ReservedNanos: int64(c.reserved), CostNanos: int64(c.cost), CostFlagged: c.costFlagged,
-		StartedAt: timestamppb.New(c.start), Duration: durationpb.New(dur), JobHash: c.jobHash, Cache: c.cacheReport,
-		Usage: &telemetryv1.Usage{InputTokens: c.usage.InputTokens, OutputTokens: c.usage.OutputTokens,
-			CacheReadTokens: c.usage.CacheReadTokens, CacheWriteTokens: c.usage.CacheWriteTokens},
-	}
+	st := &c.rec
+	rec := &st.rec
+	rec.CallId, rec.TenantId, rec.EdgeId, rec.Endpoint = c.id, c.table.TenantID, c.gw.cfg.EdgeID, c.endpoint.String()
+	rec.Status, rec.Outcome, rec.ErrorCode = uint32(max(c.status, 0)), c.outcome, c.errorCode
+	rec.ReservedNanos, rec.CostNanos, rec.CostFlagged = int64(c.reserved), int64(c.cost), c.costFlagged
+	rec.StartedAt, rec.Duration = setTimestamp(&st.started, c.start), setDuration(&st.dur, dur)
+	rec.JobHash, rec.Cache = c.jobHash, c.cacheReport
+	st.usage.InputTokens, st.usage.OutputTokens = c.usage.InputTokens, c.usage.OutputTokens
+	st.usage.CacheReadTokens, st.usage.CacheWriteTokens = c.usage.CacheReadTokens, c.usage.CacheWriteTokens
+	rec.Usage = &st.usage
 	if c.key != nil {
 		rec.KeyId = c.key.ID
 	}
@@ -808,14 +886,23 @@ func (c *callRun) commit() {
 		} else if m := c.call.LastTried(); m != nil {
 			rec.RecordName, rec.MemberName, rec.RecordId = m.Record.Name, m.Name, m.Record.ID
 		}
+		rec.Attempts = st.attemptPtrs[:0]
 		for i, a := range c.call.Attempts {
 			if a.Outcome == routing.OutcomePending {
 				continue
 			}
-			at := &telemetryv1.Attempt{Index: uint32(i), RecordName: a.Member.Record.Name, MemberName: a.Member.Name,
-				Status: uint32(max(a.Status, 0)), Outcome: attemptOutcome(a.Outcome), Kind: failureKind(a.Kind), Reason: a.Reason}
-			if ai := c.measured[i]; ai != nil {
-				at.StartedAt, at.Latency = timestamppb.New(ai.start), durationpb.New(ai.latency)
+			var at *telemetryv1.Attempt
+			var started *timestamppb.Timestamp
+			var latency *durationpb.Duration
+			if n := len(rec.Attempts); n < len(st.attempts) {
+				at, started, latency = &st.attempts[n], &st.attStarted[n], &st.attLatency[n]
+			} else {
+				at, started, latency = &telemetryv1.Attempt{}, &timestamppb.Timestamp{}, &durationpb.Duration{}
+			}
+			at.Index, at.RecordName, at.MemberName = uint32(i), a.Member.Record.Name, a.Member.Name
+			at.Status, at.Outcome, at.Kind, at.Reason = uint32(max(a.Status, 0)), attemptOutcome(a.Outcome), failureKind(a.Kind), a.Reason
+			if ai := c.measuredAt(i); ai != nil {
+				at.StartedAt, at.Latency = setTimestamp(started, ai.start), setDuration(latency, ai.latency)
 				at.CostNanos, at.CostEstimated = int64(ai.cost), ai.estimate
 			}
 			if a.Outcome == routing.OutcomeAnswered {
@@ -823,11 +910,28 @@ func (c *callRun) commit() {
 			}
 			rec.Attempts = append(rec.Attempts, at)
 		}
+		if len(rec.Attempts) == 0 {
+			rec.Attempts = nil
+		}
 	}
 	if err := c.gw.cfg.Sink.Record(context.WithoutCancel(c.req.Context()), rec); err != nil {
 		c.gw.cfg.Metrics.RecordsLost.Inc()
 		c.logger().Error("call record lost", "err", err)
 	}
+}
+
+// setTimestamp sets ts to t as timestamppb.New does, and returns it.
+func setTimestamp(ts *timestamppb.Timestamp, t time.Time) *timestamppb.Timestamp {
+	ts.Seconds, ts.Nanos = t.Unix(), int32(t.Nanosecond())
+	return ts
+}
+
+// setDuration sets d to v as durationpb.New does, and returns it.
+func setDuration(d *durationpb.Duration, v time.Duration) *durationpb.Duration {
+	nanos := v.Nanoseconds()
+	secs := nanos / 1e9
+	d.Seconds, d.Nanos = secs, int32(nanos-secs*1e9)
+	return d
 }
 
 func transportReason(err error) string {

@@ -49,7 +49,7 @@ func (c *callRun) logAttempt(m *routing.Member, ev string) {
 	}
 	idx := len(c.call.Attempts) - 1
 	attrs := []slog.Attr{slog.Int("attempt", idx), slog.String("record", m.Record.Name), slog.String("member", m.Name), slog.String("event", ev)}
-	if h := c.heldAnswers[idx]; h != nil {
+	if h := c.held(idx); h != nil {
 		attrs = append(attrs, slog.Int("status", h.status))
 	}
 	c.logger().LogAttrs(ctx, slog.LevelDebug, "attempt", attrs...)

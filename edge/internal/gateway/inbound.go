@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"weir.dev/edge/internal/wire"
@@ -25,9 +26,7 @@ type bodyFields struct {
 	MaxOutputTokens     *int64          `json:"max_output_tokens"`
 	PromptCacheKey      *string         `json:"prompt_cache_key"`
 	Metadata            json.RawMessage `json:"metadata"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
 	// The fields of shape-changing features (R-FMT-3), read in the same
 	// pass; a translated call goes only to members that can say them.
 	N              *int64          `json:"n"`
@@ -39,25 +38,63 @@ type bodyFields struct {
 	Audio          json.RawMessage `json:"audio"`
 }
 
+// streamOptions is the member of stream_options the edge reads.
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// fields are bodyFields' values, a member that is absent or null read as
+// its zero value: parseInbound's checks treat the two alike.
+type fields struct {
+	model, promptCacheKey string
+	stream, logprobs      bool
+	// maxTokens are max_tokens, max_completion_tokens and
+	// max_output_tokens, in the order they are read.
+	maxTokens                             [3]int64
+	n, topLogprobs                        int64
+	metadata, responseFormat, text, audio json.RawMessage
+	streamOptions                         *streamOptions
+	modalities                            []string
+}
+
+// values returns f's values.
+func (f *bodyFields) values() fields {
+	v := fields{metadata: f.Metadata, responseFormat: f.ResponseFormat, text: f.Text, audio: f.Audio,
+		streamOptions: f.StreamOptions, modalities: f.Modalities}
+	v.model, v.promptCacheKey = deref(f.Model), deref(f.PromptCacheKey)
+	v.stream, v.logprobs = deref(f.Stream), deref(f.Logprobs)
+	v.maxTokens = [3]int64{deref(f.MaxTokens), deref(f.MaxCompletionTokens), deref(f.MaxOutputTokens)}
+	v.n, v.topLogprobs = deref(f.N), deref(f.TopLogprobs)
+	return v
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
 // features are the shape-changing features a body asks for (R-FMT-3):
 // n > 1, logprobs, a JSON-schema response format (chat's response_format,
 // the Responses API's text.format) and audio (audio output asked for, or
 // audio input given). Anthropic Messages callers have none of them.
-func (f *bodyFields) features(ep routing.Endpoint, body []byte) routing.Features {
+func (f *fields) features(ep routing.Endpoint, body []byte) routing.Features {
 	if ep == routing.EndpointMessages || ep == routing.EndpointEmbeddings {
 		return 0
 	}
 	var out routing.Features
-	if f.N != nil && *f.N > 1 {
+	if f.n > 1 {
 		out |= routing.FeatureN
 	}
-	if f.Logprobs != nil && *f.Logprobs || f.TopLogprobs != nil && *f.TopLogprobs > 0 {
+	if f.logprobs || f.topLogprobs > 0 {
 		out |= routing.FeatureLogprobs
 	}
-	if jsonSchemaFormat(f.ResponseFormat) || jsonSchemaFormat(textFormat(f.Text)) {
+	if jsonSchemaFormat(f.responseFormat) || jsonSchemaFormat(textFormat(f.text)) {
 		out |= routing.FeatureJSONSchema
 	}
-	if isSet(f.Audio) || slices.Contains(f.Modalities, "audio") || bytes.Contains(body, []byte(`"input_audio"`)) {
+	if isSet(f.audio) || slices.Contains(f.modalities, "audio") || bytes.Contains(body, []byte(`"input_audio"`)) {
 		out |= routing.FeatureAudio
 	}
 	return out
@@ -104,8 +141,65 @@ func readInbound(r *http.Request, rc *http.ResponseController, ep routing.Endpoi
 // edge routes and prices by.
 func parseInbound(body []byte, ep routing.Endpoint, h http.Header) (*Inbound, *routing.Error) {
 	in := &Inbound{Endpoint: ep, Body: body, Header: h}
-	var f bodyFields
-	if err := json.Unmarshal(body, &f); err != nil {
+	var f fields
+	if !scanFields(body, &f) {
+		g, e := decodeFields(body)
+		if e != nil {
+			return nil, e
+		}
+		f = g.values()
+	}
+	if f.streamOptions != nil {
+		if so, _ := wire.TopValue(body, "stream_options"); len(so) > 0 && so[0] == '{' {
+			if e := oneReadingOf(so, "include_usage"); e != nil {
+				return nil, e
+			}
+		}
+	}
+	var problems []string
+	if strings.TrimSpace(f.model) == "" {
+		problems = append(problems, "model is required")
+	} else if len(f.model) > 256 {
+		problems = append(problems, "model is longer than 256 characters")
+	} else {
+		in.Model = f.model
+	}
+	in.Stream = f.stream
+	if ep == routing.EndpointEmbeddings && in.Stream {
+		problems = append(problems, "embeddings cannot be streamed")
+	}
+	for _, p := range f.maxTokens {
+		if p < 0 {
+			problems = append(problems, "max tokens must not be negative")
+		} else if in.MaxOutput == 0 {
+			in.MaxOutput = p
+		}
+	}
+	in.PromptCacheKey = f.promptCacheKey
+	if ep == routing.EndpointMessages && len(f.metadata) > 0 {
+		var md struct {
+			UserID string `json:"user_id"`
+		}
+		if json.Unmarshal(f.metadata, &md) == nil {
+			in.UserID = md.UserID
+		}
+	}
+	if f.streamOptions != nil {
+		in.IncludeUsage = f.streamOptions.IncludeUsage
+	}
+	in.Features = f.features(ep, body)
+	if len(problems) > 0 {
+		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: strings.Join(problems, "; ")}
+	}
+	return in, nil
+}
+
+// decodeFields reads body's fields with encoding/json and refuses a body
+// that providers could read otherwise than the edge (oneReading): the
+// reference reading, which scanFields takes a short cut to.
+func decodeFields(body []byte) (*bodyFields, *routing.Error) {
+	f := new(bodyFields)
+	if err := json.Unmarshal(body, f); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
 			return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: "request body field " + typeErr.Field + " has the wrong type"}
@@ -115,55 +209,167 @@ func parseInbound(body []byte, ep routing.Endpoint, h http.Header) (*Inbound, *r
 	if e := oneReading(body); e != nil {
 		return nil, e
 	}
-	if f.StreamOptions != nil {
-		if so, _ := wire.TopValue(body, "stream_options"); len(so) > 0 && so[0] == '{' {
-			if e := oneReadingOf(so, "include_usage"); e != nil {
-				return nil, e
+	return f, nil
+}
+
+// bodyFieldNames are bodyFields' JSON names, in the order of fieldIndex.
+var bodyFieldNames = [...]string{"model", "stream", "max_tokens", "max_completion_tokens", "max_output_tokens",
+	"prompt_cache_key", "metadata", "stream_options", "n", "logprobs", "top_logprobs", "response_format", "text",
+	"modalities", "audio"}
+
+// scanFields is decodeFields' fast path for the usual body: a valid JSON
+// object whose top-level keys are plain ASCII without escapes, none of
+// bodyFields' names appearing twice or spelled in another case, and each
+// of their values of the type bodyFields reads (or null). It fills f as
+// json.Unmarshal would (as values), and returns true;
+// a body it cannot read so (or that decodeFields would refuse) makes it
+// return false, and decodeFields reads it instead, errors included. So
+// both paths read every body the same; this one allocates only the
+// strings it returns and skips encoding/json's reflection.
+//
+// Such a body passes oneReading: oneReading's names are bodyFields' and
+// each is spelled plainly, once.
+func scanFields(body []byte, f *fields) bool {
+	if !json.Valid(body) {
+		return false
+	}
+	var seen uint32
+	ok := true
+	err := wire.ScanTop(body, func(raw, v []byte) error {
+		i := fieldIndex(raw)
+		if i == -2 || (i >= 0 && seen&(1<<i) != 0) {
+			ok = false
+			return errStop
+		}
+		if i < 0 {
+			return nil
+		}
+		seen |= 1 << i
+		if string(v) == "null" {
+			// json.Unmarshal leaves a pointer or slice member nil, and a
+			// json.RawMessage holds the null (which isSet reads as unset).
+			switch bodyFieldNames[i] {
+			case "metadata":
+				f.metadata = v
+			case "response_format":
+				f.responseFormat = v
+			case "text":
+				f.text = v
+			case "audio":
+				f.audio = v
 			}
+			return nil
+		}
+		switch bodyFieldNames[i] {
+		case "model":
+			f.model, ok = scanString(v)
+		case "prompt_cache_key":
+			f.promptCacheKey, ok = scanString(v)
+		case "stream":
+			f.stream, ok = scanBool(v)
+		case "logprobs":
+			f.logprobs, ok = scanBool(v)
+		case "max_tokens":
+			f.maxTokens[0], ok = scanInt(v)
+		case "max_completion_tokens":
+			f.maxTokens[1], ok = scanInt(v)
+		case "max_output_tokens":
+			f.maxTokens[2], ok = scanInt(v)
+		case "n":
+			f.n, ok = scanInt(v)
+		case "top_logprobs":
+			f.topLogprobs, ok = scanInt(v)
+		case "metadata":
+			f.metadata = v
+		case "response_format":
+			f.responseFormat = v
+		case "text":
+			f.text = v
+		case "audio":
+			f.audio = v
+		case "stream_options":
+			// Rare: encoding/json reads these members, as it would in
+			// the whole body.
+			f.streamOptions, ok = decodeJSON[*streamOptions](v)
+		case "modalities":
+			f.modalities, ok = decodeJSON[[]string](v)
+		}
+		if !ok {
+			return errStop
+		}
+		return nil
+	})
+	return ok && err == nil
+}
+
+// decodeJSON reads v with encoding/json (kept apart so that what it reads
+// into is allocated only when it runs).
+func decodeJSON[T any](v []byte) (T, bool) {
+	var out T
+	err := json.Unmarshal(v, &out)
+	return out, err == nil
+}
+
+// errStop ends a wire.ScanTop early.
+var errStop = errors.New("stop")
+
+// fieldIndex is the index in bodyFieldNames of a raw top-level key: -1
+// for a key that is none of them in any case, -2 for a key scanFields
+// leaves to encoding/json (escapes, non-ASCII, or one of the names in
+// another case).
+func fieldIndex(raw []byte) int {
+	if bytes.IndexByte(raw, '\\') >= 0 || !isASCII(raw) {
+		return -2
+	}
+	for i, n := range bodyFieldNames {
+		if string(raw) == n {
+			return i
 		}
 	}
-	var problems []string
-	if f.Model == nil || strings.TrimSpace(*f.Model) == "" {
-		problems = append(problems, "model is required")
-	} else if len(*f.Model) > 256 {
-		problems = append(problems, "model is longer than 256 characters")
-	} else {
-		in.Model = *f.Model
-	}
-	if f.Stream != nil {
-		in.Stream = *f.Stream
-	}
-	if ep == routing.EndpointEmbeddings && in.Stream {
-		problems = append(problems, "embeddings cannot be streamed")
-	}
-	for _, p := range []*int64{f.MaxTokens, f.MaxCompletionTokens, f.MaxOutputTokens} {
-		if p != nil {
-			if *p < 0 {
-				problems = append(problems, "max tokens must not be negative")
-			} else if in.MaxOutput == 0 {
-				in.MaxOutput = *p
-			}
+	for _, n := range bodyFieldNames {
+		if bytes.EqualFold(raw, []byte(n)) {
+			return -2
 		}
 	}
-	if f.PromptCacheKey != nil {
-		in.PromptCacheKey = *f.PromptCacheKey
+	return -1
+}
+
+// scanString reads a JSON string (not null) as json.Unmarshal reads a
+// *string member: false for another type. A string with escapes or
+// non-ASCII bytes is decoded by encoding/json (which resolves escapes and
+// replaces invalid UTF-8).
+func scanString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
 	}
-	if ep == routing.EndpointMessages && len(f.Metadata) > 0 {
-		var md struct {
-			UserID string `json:"user_id"`
-		}
-		if json.Unmarshal(f.Metadata, &md) == nil {
-			in.UserID = md.UserID
-		}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && isASCII(inner) {
+		return string(inner), true
 	}
-	if f.StreamOptions != nil {
-		in.IncludeUsage = f.StreamOptions.IncludeUsage
+	return decodeJSON[string](v)
+}
+
+// scanBool reads a JSON true or false as json.Unmarshal reads a *bool
+// member: false for another type.
+func scanBool(v []byte) (bool, bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
 	}
-	in.Features = f.features(ep, body)
-	if len(problems) > 0 {
-		return nil, &routing.Error{Status: 400, Code: routing.CodeInvalidRequest, Message: strings.Join(problems, "; ")}
+	return false, false
+}
+
+// scanInt reads a JSON number as json.Unmarshal reads an *int64 member:
+// false for another type, a fraction, an exponent or an overflow (which
+// encoding/json refuses as the wrong type).
+func scanInt(v []byte) (int64, bool) {
+	if len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		return 0, false
 	}
-	return in, nil
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
 }
 
 // apiKey returns the key a caller presented: "Authorization: Bearer <key>"

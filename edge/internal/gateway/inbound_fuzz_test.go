@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -119,6 +120,37 @@ func FuzzAPIKey(f *testing.F) {
 		k := apiKey(h)
 		if auth != "" && k != "" && !strings.Contains(auth, k) {
 			t.Fatalf("key %q not from %q", k, auth)
+		}
+	})
+}
+
+// FuzzScanFields: scanFields, the fast path, reads every body it accepts
+// as decodeFields (encoding/json and oneReading) does, and accepts only
+// bodies decodeFields accepts.
+func FuzzScanFields(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"gpt-x","messages":[]}`, `{"model":"m","stream":true,"max_tokens":5,"metadata":{"user_id":"u"}}`,
+		`{"model":5}`, `[]`, `{`, `null`, ` {"model":"m"} `, `{"model":"m","stream_options":{"include_usage":true},"prompt_cache_key":"k"}`,
+		`{"model":"m","max_tokens":-1}`, "\x00\xff", `{"model":"m","metadata":"x"}`, `{"model":null,"stream":null,"metadata":null}`,
+		`{"model":"m","MODEL":"n"}`, `{"mod\u0065l":"m"}`, `{"model":"m","max_tokens":1,"max_tokens":2}`, `{"model":"m","max_to\u212aens":5}`,
+		`{"model":"m","n":2,"N":3}`, `{"model":"m","n":1.5}`, `{"model":"m","n":1e2}`, `{"model":"m","top_logprobs":99999999999999999999}`,
+		`{"model":"m\u00e9","logprobs":true,"modalities":["text","audio"],"audio":{"voice":"x"}}`, `{"model":"m","modalities":null,"stream_options":null}`,
+		`{"model":"m","response_format":{"type":"json_schema"},"text":{"format":{"type":"json_schema"}}}`, `{"model":"m","stream":"yes"}`,
+		"{\"model\":\"m\xff\"}", `{"model":"m","stream_options":{"include_usage":true,"INCLUDE_USAGE":false}}`, `{"model":"m","n":-0,"x":{"model":1}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var got fields
+		if !scanFields([]byte(body), &got) {
+			return
+		}
+		ref, e := decodeFields([]byte(body))
+		if e != nil {
+			t.Fatalf("scanFields accepted %q, decodeFields refuses it: %v", body, e.Message)
+		}
+		if want := ref.values(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: scanFields read %+v, decodeFields %+v", body, got, want)
 		}
 	})
 }

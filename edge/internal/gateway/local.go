@@ -42,6 +42,9 @@ func (b *LocalBudgets) Reserve(t *routing.Table, k *routing.Key, amount routing.
 		}
 		held = append(held, l)
 	}
+	if len(held) == 0 {
+		return settleNothing, nil // no budget applies: nothing to settle
+	}
 	var once sync.Once
 	return func(cost routing.Nanos) {
 		once.Do(func() {
@@ -53,6 +56,8 @@ func (b *LocalBudgets) Reserve(t *routing.Table, k *routing.Key, amount routing.
 		})
 	}, nil
 }
+
+func settleNothing(routing.Nanos) {}
 
 // Spent returns what a budget spent on this edge.
 func (b *LocalBudgets) Spent(budgetID string) routing.Nanos {

@@ -16,17 +16,21 @@ import (
 type out struct {
 	rw http.ResponseWriter
 	rc *http.ResponseController
+	// rcv is what rc points to: held here so that a call's out takes no
+	// allocation of its own.
+	rcv http.ResponseController
 
 	mu           sync.Mutex
 	started      bool // status line and headers sent
 	viaKeepAlive bool // sent as 200 SSE by keep-alive comments
 	content      bool // a content byte reached the caller
-	metaSent     bool // metaComment was written
-	// meta sets x-weir-provider, x-weir-member and x-weir-attempts (R-SEE-1).
-	meta func(h http.Header)
-	// metaComment renders the same as a comment line for a stream that
-	// started with keep-alive comments (R-SEE-1).
-	metaComment func() []byte
+	metaSent     bool // the meta comment line was written
+	// meta says Start adds x-weir-provider, x-weir-member and
+	// x-weir-attempts to the headers (run.metaHeaders), or, for a stream
+	// that started with keep-alive comments, writes the same as a comment
+	// line (run.metaComment) (R-SEE-1). It is set once the call has a
+	// routing state.
+	meta bool
 
 	kaStop chan struct{}
 	kaDone chan struct{}
@@ -35,8 +39,11 @@ type out struct {
 	run *callRun
 }
 
-func newOut(rw http.ResponseWriter) *out {
-	return &out{rw: rw, rc: http.NewResponseController(rw)}
+// init readies o, a zero out, to answer through rw.
+func (o *out) init(rw http.ResponseWriter) {
+	o.rw = rw
+	o.rcv = *http.NewResponseController(rw)
+	o.rc = &o.rcv
 }
 
 // Start implements wire.Out.
@@ -44,9 +51,9 @@ func (o *out) Start(status int, h http.Header) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.viaKeepAlive {
-		if o.metaComment != nil && !o.metaSent {
+		if o.meta && !o.metaSent {
 			o.metaSent = true
-			_, _ = o.rw.Write(o.metaComment())
+			_, _ = o.rw.Write(o.run.metaComment())
 		}
 		return
 	}
@@ -57,8 +64,8 @@ func (o *out) Start(status int, h http.Header) {
 	for k, v := range h {
 		dst[k] = v
 	}
-	if o.meta != nil {
-		o.meta(dst)
+	if o.meta {
+		o.run.metaHeaders(dst)
 	}
 	o.rw.WriteHeader(status)
 	o.started = true
@@ -163,6 +170,19 @@ func (o *out) state() (started, viaKeepAlive, content bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.started, o.viaKeepAlive, o.content
+}
+
+// setMeta makes Start add R-SEE-1's headers (or comment line) from now on.
+func (o *out) setMeta() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.meta = true
+}
+
+// metaComment renders R-SEE-1's comment line for the call.
+func (c *callRun) metaComment() []byte {
+	p, m := c.names()
+	return metaCommentLine(p, m, c.call.Sent())
 }
 
 // metaComment renders R-SEE-1's comment line.

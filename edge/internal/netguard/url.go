@@ -25,6 +25,12 @@ func CheckURL(raw string, p Policy) error {
 		// url's error quotes the raw URL, user info (a password) included.
 		return fmt.Errorf("netguard: not a valid URL: %w", ErrBadURL)
 	}
+	return CheckParsedURL(u, p)
+}
+
+// CheckParsedURL is CheckURL of a URL already parsed (an upstream
+// request's), without formatting and parsing it again.
+func CheckParsedURL(u *url.URL, p Policy) error {
 	bad := func(reason string) error {
 		return fmt.Errorf("netguard: URL %q: %s: %w", u.Redacted(), reason, ErrBadURL)
 	}

@@ -254,6 +254,12 @@ func (s *Signer) secret(m *routing.Member, owner, what, name, host string) ([]by
 // refuses control characters, which cannot go in a header (and would split
 // it). The error does not include the value.
 func headerValue(m *routing.Member, what string, v []byte) (string, error) {
+	return prefixedHeaderValue(m, what, "", v)
+}
+
+// prefixedHeaderValue is prefix followed by headerValue's value, built in
+// one allocation.
+func prefixedHeaderValue(m *routing.Member, what, prefix string, v []byte) (string, error) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 {
 		return "", fmt.Errorf("upauth: member %s: %s is empty: %w", m.ID, what, ErrKeyUnavailable)
@@ -263,7 +269,11 @@ func headerValue(m *routing.Member, what string, v []byte) (string, error) {
 			return "", fmt.Errorf("upauth: member %s: %s has a control character: %w", m.ID, what, ErrKeyUnavailable)
 		}
 	}
-	return string(v), nil
+	var sb strings.Builder
+	sb.Grow(len(prefix) + len(v))
+	sb.WriteString(prefix)
+	sb.Write(v)
+	return sb.String(), nil
 }
 
 // defaultKeyHeader is the API-key header of a wire format when the auth
@@ -283,17 +293,18 @@ func (s *Signer) signAPIKey(req *http.Request, m *routing.Member, owner string) 
 	if err != nil {
 		return err
 	}
-	key, err := headerValue(m, "key secret", raw)
-	clear(raw)
-	if err != nil {
-		return err
-	}
 	header := m.Auth.Header
 	if header == "" {
 		header = defaultKeyHeader(m)
 	}
+	prefix := ""
 	if strings.EqualFold(header, "authorization") {
-		key = "Bearer " + key
+		prefix = "Bearer "
+	}
+	key, err := prefixedHeaderValue(m, "key secret", prefix, raw)
+	clear(raw)
+	if err != nil {
+		return err
 	}
 	req.Header.Set(header, key)
 	return nil

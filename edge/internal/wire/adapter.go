@@ -71,16 +71,35 @@ type Adapter interface {
 	Relay(req *Request, resp *http.Response, out Out) (routing.Usage, error)
 }
 
+// SetRequestHeaders sets an upstream request's JSON Content-Type, and its
+// Accept: text/event-stream for a streamed answer, else application/json.
+// The values are shared by every request and must not be changed in place
+// (Set, Add and Del replace them, which is fine).
+func SetRequestHeaders(h http.Header, stream bool) {
+	h["Content-Type"] = jsonContentType
+	if stream {
+		h["Accept"] = sseContentType
+	} else {
+		h["Accept"] = jsonContentType
+	}
+}
+
+var jsonContentType = []string{"application/json"}[:1:1]
+
 // PassHeaders are upstream response headers the caller gets on a relayed
 // answer: the content type and the provider's request ids, which callers
 // quote to support. Rate-limit headers are one member's and are not passed.
 var PassHeaders = []string{"Content-Type", "X-Request-Id", "Request-Id", "Apim-Request-Id", "X-Amzn-Requestid", "Openai-Processing-Ms"}
 
-// CopyPassHeaders copies PassHeaders from src to dst.
+// CopyPassHeaders copies PassHeaders from src to dst: the first value of
+// each, when not empty. PassHeaders are in canonical form, so the maps are
+// indexed directly, and dst shares src's value (capped at one element, so
+// an append to either copies): a relayed answer's headers are read, never
+// changed in place.
 func CopyPassHeaders(dst, src http.Header) {
 	for _, k := range PassHeaders {
-		if v := src.Get(k); v != "" {
-			dst.Set(k, v)
+		if vs := src[k]; len(vs) > 0 && vs[0] != "" {
+			dst[k] = vs[:1:1]
 		}
 	}
 }

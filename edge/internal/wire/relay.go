@@ -115,10 +115,25 @@ func usageFromTail(tail []byte, parse func([]byte) (routing.Usage, bool)) routin
 	return u
 }
 
-// SSEHeaders are the headers of a streamed answer to the caller.
+// SSEHeaders are the headers of a streamed answer to the caller. Their
+// values are shared by every call and must not be changed in place (Set,
+// Add and Del replace them, which is fine).
 func SSEHeaders() http.Header {
-	h := http.Header{}
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	return http.Header{"Content-Type": sseContentType, "Cache-Control": noCache}
+}
+
+// SSEAnswerHeaders are the headers of a streamed answer relayed from an
+// upstream answer with headers up: SSEHeaders, and PassHeaders from up but
+// for the content type, which stays text/event-stream.
+func SSEAnswerHeaders(up http.Header) http.Header {
+	h := make(http.Header, 4)
+	CopyPassHeaders(h, up)
+	h["Content-Type"], h["Cache-Control"] = sseContentType, noCache
 	return h
 }
+
+// Shared header values, each capped at its length so that an append copies.
+var (
+	sseContentType = []string{"text/event-stream"}[:1:1]
+	noCache        = []string{"no-cache"}[:1:1]
+)

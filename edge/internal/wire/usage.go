@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"weir.dev/routing"
 )
@@ -81,11 +82,115 @@ func lastUsageObject(b []byte) []byte {
 // (chat completions, embeddings, responses); ok is false when it has none.
 func OpenAIBodyUsage(body []byte) (routing.Usage, bool) {
 	obj := lastUsageObject(body)
-	var u openAIUsage
-	if obj == nil || json.Unmarshal(obj, &u) != nil {
+	if obj == nil {
 		return routing.Usage{}, false
 	}
+	var u openAIUsage
+	if !scanOpenAIUsage(obj, &u) {
+		u = openAIUsage{}
+		if json.Unmarshal(obj, &u) != nil {
+			return routing.Usage{}, false
+		}
+	}
 	return u.usage(), true
+}
+
+// openAIUsageNames are openAIUsage's JSON names; openAIDetailsNames its
+// details objects'.
+var (
+	openAIUsageNames   = []string{"prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "prompt_tokens_details", "input_tokens_details"}
+	openAIDetailsNames = []string{"cached_tokens"}
+)
+
+// scanOpenAIUsage is json.Unmarshal(obj, u)'s fast path for a plain usage
+// object (see scanInts); false leaves u to be read by encoding/json.
+func scanOpenAIUsage(obj []byte, u *openAIUsage) bool {
+	if !json.Valid(obj) {
+		return false
+	}
+	var top [6]int64
+	var details [2][]byte
+	if !scanInts(obj, openAIUsageNames, top[:], 4, details[:]) {
+		return false
+	}
+	u.PromptTokens, u.CompletionTokens, u.InputTokens, u.OutputTokens = top[0], top[1], top[2], top[3]
+	for i, d := range details {
+		var cached [1]int64
+		if d != nil && !scanInts(d, openAIDetailsNames, cached[:], 1, nil) {
+			return false
+		}
+		if i == 0 {
+			u.PromptTokensDetails.CachedTokens = cached[0]
+		} else {
+			u.InputTokensDetails.CachedTokens = cached[0]
+		}
+	}
+	return true
+}
+
+// scanInts reads the members of the valid JSON object obj named names[:ints]
+// as int64s into vals, and returns the raw objects of those named
+// names[ints:] in objs, as json.Unmarshal reads such members into a
+// struct: unknown members ignored, a null member left unset. It returns
+// false for anything it leaves to encoding/json: a key with escapes or
+// non-ASCII bytes, one of the names in another case or twice, a value of
+// another type, a number that is not an int64.
+func scanInts(obj []byte, names []string, vals []int64, ints int, objs [][]byte) bool {
+	var seen uint32
+	ok := true
+	err := ScanTop(obj, func(raw, v []byte) error {
+		i := nameIndex(raw, names)
+		if i == -2 || i >= 0 && seen&(1<<i) != 0 {
+			ok = false
+			return ErrNotObject
+		}
+		if i < 0 || string(v) == "null" {
+			return nil
+		}
+		seen |= 1 << i
+		if i >= ints {
+			if v[0] != '{' {
+				ok = false
+				return ErrNotObject
+			}
+			objs[i-ints] = v
+			return nil
+		}
+		if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+			ok = false
+			return ErrNotObject
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			ok = false
+			return ErrNotObject
+		}
+		vals[i] = n
+		return nil
+	})
+	return ok && err == nil
+}
+
+// nameIndex is the index in names of a raw (undecoded) key: -1 when it is
+// none of them in any case, -2 when it has escapes or non-ASCII bytes or is
+// one of them in another case.
+func nameIndex(raw []byte, names []string) int {
+	for _, c := range raw {
+		if c == '\\' || c >= 0x80 {
+			return -2
+		}
+	}
+	for i, n := range names {
+		if string(raw) == n {
+			return i
+		}
+	}
+	for _, n := range names {
+		if bytes.EqualFold(raw, []byte(n)) {
+			return -2
+		}
+	}
+	return -1
 }
 
 // AnthropicBodyUsage reads usage from a non-streaming Messages answer.

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"testing"
 
 	"weir.dev/routing"
@@ -56,5 +57,32 @@ func FuzzUsage(f *testing.F) {
 			}
 		}
 		_, _, _ = OpenAIChunkUsage([]byte(s))
+	})
+}
+
+// FuzzScanOpenAIUsage: the fast path reads every usage object it accepts as
+// encoding/json does, and accepts only objects encoding/json reads.
+func FuzzScanOpenAIUsage(f *testing.F) {
+	for _, s := range []string{
+		`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}`,
+		`{"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":1}}`,
+		`{"input_tokens":7,"output_tokens":3,"input_tokens_details":{"cached_tokens":2}}`, `{"prompt_tokens":null,"PROMPT_TOKENS":3}`,
+		`{"prompt_tokens":1.5}`, `{"prompt_tokens":"4"}`, `{"prompt_tokens":1,"prompt_tokens":2}`, `{"prompt_tokens_details":null}`,
+		`{"prompt_tokens_details":{"cached_tokens":1,"Cached_Tokens":2}}`, `{"pr\u006fmpt_tokens":3}`, `{"prompt_tokens":99999999999999999999}`, `{`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, obj string) {
+		var got openAIUsage
+		if !scanOpenAIUsage([]byte(obj), &got) {
+			return
+		}
+		var want openAIUsage
+		if err := json.Unmarshal([]byte(obj), &want); err != nil {
+			t.Fatalf("scanOpenAIUsage accepted %q, encoding/json refuses it: %v", obj, err)
+		}
+		if got != want {
+			t.Fatalf("%q: scanOpenAIUsage read %+v, encoding/json %+v", obj, got, want)
+		}
 	})
 }

@@ -84,9 +84,7 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 	if !req.Stream {
 		return wire.RelayBody(resp, out, wire.AnthropicBodyUsage)
 	}
-	h := wire.SSEHeaders()
-	wire.CopyPassHeaders(h, resp.Header)
-	h.Set("Content-Type", "text/event-stream")
+	h := wire.SSEAnswerHeaders(resp.Header)
 	out.Start(resp.StatusCode, h)
 	return RelayEventStream(resp.Body, out)
 }

@@ -147,12 +147,7 @@ func (Adapter) Build(ctx context.Context, req *wire.Request, m *routing.Member, 
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Content-Type", "application/json")
-	if req.Stream && req.Endpoint != routing.EndpointEmbeddings {
-		r.Header.Set("Accept", "text/event-stream")
-	} else {
-		r.Header.Set("Accept", "application/json")
-	}
+	wire.SetRequestHeaders(r.Header, req.Stream && req.Endpoint != routing.EndpointEmbeddings)
 	return r, nil
 }
 

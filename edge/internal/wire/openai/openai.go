@@ -81,12 +81,7 @@ func (Adapter) Build(ctx context.Context, req *wire.Request, m *routing.Member, 
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Content-Type", "application/json")
-	if req.Stream {
-		r.Header.Set("Accept", "text/event-stream")
-	} else {
-		r.Header.Set("Accept", "application/json")
-	}
+	wire.SetRequestHeaders(r.Header, req.Stream)
 	if v := req.Header.Get("OpenAI-Beta"); v != "" {
 		r.Header.Set("OpenAI-Beta", v)
 	}
@@ -116,9 +111,7 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 	if !req.Stream || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return wire.RelayBody(resp, out, wire.OpenAIBodyUsage)
 	}
-	h := wire.SSEHeaders()
-	wire.CopyPassHeaders(h, resp.Header)
-	h.Set("Content-Type", "text/event-stream")
+	h := wire.SSEAnswerHeaders(resp.Header)
 	out.Start(resp.StatusCode, h)
 	rd := wire.NewSSEReader(resp.Body)
 	var usage routing.Usage
