@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"weir.dev/db/pgserver"
 	"weir.dev/listen/listentest"
@@ -54,6 +56,7 @@ type clusterSys struct {
 	cps      [clusterCPs]*proc
 	cpAddr   [clusterCPs]string
 	lb       *balancer
+	js       jetstream.JetStream // the test's own view of NATS, as the control plane's user
 	edges    [clusterEdges]*proc
 	edgeURL  [clusterEdges]string
 	edgeLive [clusterEdges]atomic.Bool
@@ -279,6 +282,15 @@ func startCluster(t *testing.T) *clusterSys {
 	}
 	for i := range clusterNATS {
 		s.waitUp(ctx, c.nats[i], "NATS", func() error { return c.natsHealthy(i) })
+	}
+	nc, err := nats.Connect(c.natsURLs, nats.UserInfo("weir-controlplane", password("controlplane")), nats.RootCAs(caFile),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if c.js, err = jetstream.New(nc, jetstream.WithDefaultTimeout(time.Second)); err != nil {
+		t.Fatal(err)
 	}
 
 	// The control planes: deploy/env/controlplane.env's variables and the
@@ -542,12 +554,53 @@ func (c *clusterSys) propagate(ctx context.Context, t *testing.T, tag string, n 
 	var out []time.Duration
 	for i := range n {
 		model := fmt.Sprintf("cluster-%s-%d", tag, i)
+		before, _ := c.configSeq(ctx)
 		if b, err := c.weir(ctx, nil, "provider", "set", poolName, "--models", poolModel+","+model); err != nil {
 			t.Fatalf("%s: weir provider set: %v\n%s", tag, err, b)
 		}
-		out = append(out, c.waitServed(ctx, t, model, 60*time.Second))
+		published := make(chan time.Duration, 1)
+		go func() { published <- c.waitPublished(ctx, before, 60*time.Second) }()
+		took := c.waitServed(ctx, t, model, 60*time.Second)
+		if took > 2*time.Second { // say where the time went
+			t.Logf("%s change %d: in WEIR_CONFIG %s after the CLI exited, served by every live edge %s after", tag, i,
+				(<-published).Round(time.Millisecond), took.Round(time.Millisecond))
+			if os.Getenv("WEIR_CLUSTER_DEBUG") != "" {
+				for _, e := range c.edges {
+					for line := range strings.Lines(tail(e.logPath, 30)) {
+						if strings.Contains(line, "config") || strings.Contains(line, "NATS") {
+							t.Logf("%s: %s", e.name, strings.TrimSpace(line))
+						}
+					}
+				}
+			}
+		}
+		out = append(out, took)
 	}
 	return out
+}
+
+// configSeq is WEIR_CONFIG's last revision; false when NATS does not say.
+func (c *clusterSys) configSeq(ctx context.Context) (uint64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	st, err := c.js.Stream(ctx, "KV_WEIR_CONFIG")
+	if err != nil {
+		return 0, false
+	}
+	return st.CachedInfo().State.LastSeq, true
+}
+
+// waitPublished is how long until WEIR_CONFIG's last revision is past
+// before (-1 when not within d).
+func (c *clusterSys) waitPublished(ctx context.Context, before uint64, d time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < d {
+		if seq, ok := c.configSeq(ctx); ok && seq > before {
+			return time.Since(start)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return -1
 }
 
 // afterFault runs the load a few seconds after a fault's recovery, timing

@@ -302,13 +302,32 @@ func (e *Edge) goRun(f func()) {
 // sharer, and returns WEIR_CONFIG. The config watch calls it before each
 // watch it builds (at start, and again after NATS came back, which makes a
 // bucket a NATS without state lost exist again), so config from NATS is
-// installed only once every bucket exists.
+// installed only once every bucket exists. On a rebuild, once the other
+// buckets have been open, only WEIR_CONFIG holds the watch up; the others
+// are ensured beside it.
 func (e *Edge) openBuckets(ctx context.Context) (jetstream.KeyValue, error) {
-	open := func(cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	openIn := func(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 		if e.o.beforeEnsure != nil {
 			e.o.beforeEnsure(ctx, cfg.Bucket)
 		}
 		return ensureKV(ctx, e.cfgjs, cfg)
+	}
+	open := func(cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) { return openIn(ctx, cfg) }
+	if e.viewsKV.Load() != nil && e.affKV.Load() != nil {
+		// A rebuilt watch (NATS reconnected, or the watch fell behind):
+		// the other buckets were open already, and a bucket whose stream
+		// is electing a new leader (its server died) would hold the config
+		// watch up for seconds. Ensure them beside the watch instead.
+		go func() {
+			for _, cfg := range []jetstream.KeyValueConfig{natsconf.ViewsBucketConfig(1), natsconf.AffinityBucketConfig(1)} {
+				bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+				if _, err := openIn(bctx, cfg); err != nil {
+					e.o.Log.Debug("bucket not ensured after a watch rebuild", "bucket", cfg.Bucket, "err", err)
+				}
+				cancel()
+			}
+		}()
+		return open(natsconf.ConfigBucketConfig(1))
 	}
 	views, err := open(natsconf.ViewsBucketConfig(1))
 	if err != nil {
