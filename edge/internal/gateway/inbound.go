@@ -230,7 +230,7 @@ var bodyFieldNames = [...]string{"model", "stream", "max_tokens", "max_completio
 // Such a body passes oneReading: oneReading's names are bodyFields' and
 // each is spelled plainly, once.
 func scanFields(body []byte, f *fields) bool {
-	if !json.Valid(body) {
+	if !wire.Valid(body) {
 		return false
 	}
 	var seen uint32

@@ -32,8 +32,15 @@ type out struct {
 	// routing state.
 	meta bool
 
-	kaStop chan struct{}
-	kaDone chan struct{}
+	// ka sends the keep-alive comments (keepAlive): its function runs on
+	// a timer, re-armed under mu after each comment, and writes nothing
+	// once kaOff is set (under mu). kaN counts the comments sent.
+	ka      *time.Timer
+	kaOff   bool
+	kaN     int
+	kaStart time.Time
+	kaEvery time.Duration
+	kaNow   func() time.Time
 
 	// run is the call being answered; Complete records it.
 	run *callRun
@@ -103,40 +110,38 @@ func (o *out) Complete(u routing.Usage) {
 // keepAlive starts sending ": weir waiting" comments to a streaming caller
 // whose call has no upstream headers yet (R-FAIL-12): the first after
 // every (routing.KeepAliveInterval in production), then every every, until
-// stopKeepAlive.
+// stopKeepAlive. No goroutine waits for them: a timer runs keepAliveTick.
 func (o *out) keepAlive(start time.Time, every time.Duration, now func() time.Time) {
-	o.kaStop, o.kaDone = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(o.kaDone)
-		defer func() {
-			// This goroutine is not the call's: a panic here would end the
-			// process. It ends the keep-alive comments only.
-			if v := recover(); v != nil && o.run != nil {
-				o.run.gw.notePanic(callLogger(o.run.gw.cfg.Log, o.run.id, o.run.table), o.run.endpoint, v, debug.Stack())
-			}
-		}()
-		for n := 0; ; n++ {
-			d := start.Add(time.Duration(n+1) * every).Sub(now())
-			t := time.NewTimer(d)
-			select {
-			case <-o.kaStop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			if !o.waiting() {
-				return
-			}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.kaStart, o.kaEvery, o.kaNow = start, every, now
+	o.ka = time.AfterFunc(start.Add(every).Sub(now()), o.keepAliveTick)
+}
+
+// keepAliveTick writes one keep-alive comment and arms the timer for the
+// next, unless the comments are over.
+func (o *out) keepAliveTick() {
+	defer func() {
+		// This function does not run on the call's goroutine: a panic here
+		// would end the process. It ends the keep-alive comments only.
+		if v := recover(); v != nil && o.run != nil {
+			o.run.gw.notePanic(callLogger(o.run.gw.cfg.Log, o.run.id, o.run.table), o.run.endpoint, v, debug.Stack())
 		}
 	}()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.kaOff || !o.waiting() {
+		return
+	}
+	o.kaN++
+	o.ka.Reset(o.kaStart.Add(time.Duration(o.kaN+1) * o.kaEvery).Sub(o.kaNow()))
 }
 
 // waiting writes one ": weir waiting" comment, first sending the 200 SSE
 // headers if nothing was sent yet. It returns false when the comments are
 // over: content or a real answer's headers went out, or the caller is gone.
+// o.mu is held.
 func (o *out) waiting() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.content || (o.started && !o.viaKeepAlive) {
 		return false
 	}
@@ -152,18 +157,17 @@ func (o *out) waiting() bool {
 	return err == nil
 }
 
-// stopKeepAlive stops the keep-alive comments and waits until none is being
-// written, so the caller's side has one writer again.
+// stopKeepAlive stops the keep-alive comments; once it returns none is
+// being written (a comment being written holds o.mu), so the caller's side
+// has one writer again.
 func (o *out) stopKeepAlive() {
-	if o.kaStop == nil {
+	if o.ka == nil {
 		return
 	}
-	select {
-	case <-o.kaStop:
-	default:
-		close(o.kaStop)
-	}
-	<-o.kaDone
+	o.mu.Lock()
+	o.kaOff = true
+	o.mu.Unlock()
+	o.ka.Stop()
 }
 
 func (o *out) state() (started, viaKeepAlive, content bool) {

@@ -4,6 +4,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -94,21 +95,6 @@ func skipWS(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-func skipString(b []byte, i int) (int, error) {
-	i++ // opening quote
-	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1, nil
-		default:
-			i++
-		}
-	}
-	return 0, ErrNotObject
 }
 
 func skipValue(b []byte, i int) (int, error) {
@@ -382,4 +368,65 @@ func ScanTop(b []byte, fn func(rawKey, value []byte) error) error {
 		}
 		i = ve
 	}
+}
+
+// SetAbsent is EditTop(b, Edit{Key: key, Raw: raw}) for a body that has
+// no member key, without EditTop's decoding of every key: it returns the
+// same bytes and true. It returns false, leaving the edit to EditTop, when
+// b is not an object or may hold key: a top-level key spelled key, or one
+// with escapes (which might decode to it). key must be plain (ASCII
+// letters, digits, underscores: JSON-quoted as is) and raw one valid JSON
+// value.
+func SetAbsent(b []byte, key string, raw []byte) ([]byte, bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	lastEnd := -1 // the offset after the last member's value
+	for i++; ; {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return nil, false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] == ',' {
+			i++
+			continue
+		}
+		if b[i] != '"' {
+			return nil, false
+		}
+		ke, err := skipString(b, i)
+		if err != nil {
+			return nil, false
+		}
+		if k := b[i+1 : ke-1]; string(k) == key || bytes.IndexByte(k, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		ve, err := skipValue(b, skipWS(b, i+1))
+		if err != nil {
+			return nil, false
+		}
+		lastEnd, i = ve, ve
+	}
+	at := i // the closing brace: an empty object gets the member there
+	if lastEnd >= 0 {
+		at = lastEnd
+	}
+	out := make([]byte, 0, len(b)+len(key)+len(raw)+4)
+	out = append(out, b[:at]...)
+	if lastEnd >= 0 {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, key...)
+	out = append(out, '"', ':')
+	out = append(out, raw...)
+	return append(out, b[at:]...), true
 }

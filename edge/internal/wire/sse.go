@@ -44,14 +44,44 @@ func NewSSEReader(r io.Reader) *SSEReader {
 
 // Buffered reports whether a whole next event has already arrived, so a
 // relay can write a burst of events before one flush without holding back
-// an event that is complete: a partial event in the buffer does not count.
+// an event that is complete: a partial event in the buffer does not count,
+// nor do blank lines before it (Next skips them and would wait for the
+// rest). It looks at the buffered bytes only up to the next event's end.
 func (s *SSEReader) Buffered() bool {
 	n := s.r.Buffered()
 	if n == 0 {
 		return false
 	}
 	b, _ := s.r.Peek(n)
-	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\n\r\n"))
+	return eventEnd(b) >= 0
+}
+
+// eventEnd returns the length of b's first whole event as Next reads it
+// (blank lines before it, its lines, the blank line that ends it), or -1
+// when b holds none. A line ends in LF; it is blank when nothing but CRs
+// come before its LF (Next trims CRs and LFs from a line's end).
+func eventEnd(b []byte) int {
+	seen := false // a line that is not blank
+	for i := 0; i < len(b); {
+		k := bytes.IndexByte(b[i:], '\n')
+		if k < 0 {
+			return -1
+		}
+		blank := true
+		for _, c := range b[i : i+k] {
+			if c != '\r' {
+				blank = false
+				break
+			}
+		}
+		i += k + 1
+		if !blank {
+			seen = true
+		} else if seen {
+			return i
+		}
+	}
+	return -1
 }
 
 // Next returns the next event; its Data and Raw are valid until the next

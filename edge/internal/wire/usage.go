@@ -58,7 +58,7 @@ var usageKey = []byte(`"usage"`)
 // the answer's usage after its content, so the last one is the answer's.
 func lastUsageObject(b []byte) []byte {
 	for end := len(b); ; {
-		i := bytes.LastIndex(b[:end], usageKey)
+		i := lastUsageKey(b[:end])
 		if i < 0 {
 			return nil
 		}
@@ -75,6 +75,22 @@ func lastUsageObject(b []byte) []byte {
 			return b[j:e]
 		}
 		end = i
+	}
+}
+
+// lastUsageKey is bytes.LastIndex(b, usageKey) by its closing quote: a
+// stream's chunks hold the key near their end, which this finds in a few
+// steps where bytes.LastIndex hashes the whole chunk.
+func lastUsageKey(b []byte) int {
+	for end := len(b); ; {
+		q := bytes.LastIndexByte(b[:end], '"')
+		if q < len(usageKey)-1 {
+			return -1
+		}
+		if i := q + 1 - len(usageKey); string(b[i:q+1]) == string(usageKey) {
+			return i
+		}
+		end = q
 	}
 }
 
@@ -105,7 +121,7 @@ var (
 // scanOpenAIUsage is json.Unmarshal(obj, u)'s fast path for a plain usage
 // object (see scanInts); false leaves u to be read by encoding/json.
 func scanOpenAIUsage(obj []byte, u *openAIUsage) bool {
-	if !json.Valid(obj) {
+	if !Valid(obj) {
 		return false
 	}
 	var top [6]int64
@@ -212,6 +228,9 @@ func OpenAIChunkUsage(data []byte) (u routing.Usage, ok, usageOnly bool) {
 	if lastUsageObject(data) == nil {
 		return routing.Usage{}, false, false // most chunks: "usage":null
 	}
+	if u, ok, usageOnly, read := scanChunkUsage(data); read {
+		return u, ok, usageOnly
+	}
 	var c struct {
 		Usage    *openAIUsage      `json:"usage"`
 		Choices  []json.RawMessage `json:"choices"`
@@ -230,6 +249,106 @@ func OpenAIChunkUsage(data []byte) (u routing.Usage, ok, usageOnly bool) {
 		return c.Response.Usage.usage(), true, false
 	}
 	return routing.Usage{}, false, false
+}
+
+// chunkNames are the members OpenAIChunkUsage decodes; responseNames those
+// of its "response" member.
+var (
+	chunkNames    = []string{"usage", "choices", "type", "response"}
+	responseNames = []string{"usage"}
+)
+
+// scanChunkUsage is OpenAIChunkUsage's decoding without encoding/json for
+// a plain chunk (read true): a valid object whose members usage, choices,
+// type and response (and response's usage) occur at most once, spelled
+// so, with values of the types decoded (or null), the usage objects plain
+// as scanOpenAIUsage reads them. It returns read false for anything else,
+// which encoding/json then reads (FuzzChunkUsage compares the two).
+func scanChunkUsage(data []byte) (u routing.Usage, ok, usageOnly, read bool) {
+	if !Valid(data) {
+		return u, false, false, false
+	}
+	var seen uint32
+	var usage, response []byte
+	choices := 0 // 0 absent or null, 1 empty, 2 not empty
+	err := ScanTop(data, func(raw, v []byte) error {
+		i := nameIndex(raw, chunkNames)
+		if i == -2 || i >= 0 && seen&(1<<i) != 0 {
+			return ErrNotObject
+		}
+		if i < 0 {
+			return nil
+		}
+		seen |= 1 << i
+		if string(v) == "null" {
+			return nil
+		}
+		switch i {
+		case 0:
+			if v[0] != '{' {
+				return ErrNotObject
+			}
+			usage = v
+		case 1:
+			if v[0] != '[' {
+				return ErrNotObject
+			}
+			choices = 2
+			if v[skipWS(v, 1)] == ']' {
+				choices = 1
+			}
+		case 2:
+			if v[0] != '"' {
+				return ErrNotObject
+			}
+		case 3:
+			if v[0] != '{' {
+				return ErrNotObject
+			}
+			response = v
+		}
+		return nil
+	})
+	if err != nil {
+		return u, false, false, false
+	}
+	var ou openAIUsage
+	if usage != nil {
+		if !scanOpenAIUsage(usage, &ou) {
+			return u, false, false, false
+		}
+		return ou.usage(), true, choices == 1, true
+	}
+	if response == nil {
+		return u, false, false, true
+	}
+	var seenUsage bool
+	err = ScanTop(response, func(raw, v []byte) error {
+		switch nameIndex(raw, responseNames) {
+		case -1:
+			return nil
+		case -2:
+			return ErrNotObject
+		}
+		if seenUsage {
+			return ErrNotObject
+		}
+		seenUsage = true
+		if string(v) != "null" {
+			if v[0] != '{' {
+				return ErrNotObject
+			}
+			usage = v
+		}
+		return nil
+	})
+	if err != nil || usage != nil && !scanOpenAIUsage(usage, &ou) {
+		return u, false, false, false
+	}
+	if usage == nil {
+		return u, false, false, true
+	}
+	return ou.usage(), true, false, true
 }
 
 // AnthropicStreamUsage folds one streamed Messages event into u:

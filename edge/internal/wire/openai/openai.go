@@ -64,14 +64,23 @@ func (Adapter) Build(ctx context.Context, req *wire.Request, m *routing.Member, 
 		q, _ := json.Marshal(model)
 		edits = append(edits, wire.Edit{Key: "model", Raw: q})
 	}
-	if req.Stream && req.Endpoint == routing.EndpointChatCompletions && !req.IncludeUsage {
+	body := req.Body
+	switch {
+	case req.Stream && req.Endpoint == routing.EndpointChatCompletions && !req.IncludeUsage && len(edits) == 0:
+		// The usual streamed chat: the caller named no stream_options, so
+		// the member is appended without EditTop's reading of every key.
+		if b, ok := wire.SetAbsent(body, "stream_options", includeUsage); ok {
+			body = b
+			break
+		}
+		fallthrough
+	case req.Stream && req.Endpoint == routing.EndpointChatCompletions && !req.IncludeUsage:
 		opts, err := streamOptionsWithUsage(req.Body)
 		if err != nil {
 			return nil, err
 		}
 		edits = append(edits, wire.Edit{Key: "stream_options", Raw: opts})
 	}
-	body := req.Body
 	if len(edits) > 0 {
 		if body, err = wire.EditTop(req.Body, edits...); err != nil {
 			return nil, err
@@ -96,7 +105,7 @@ func streamOptionsWithUsage(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	if len(raw) == 0 || string(raw) == "null" {
-		return []byte(`{"include_usage":true}`), nil
+		return includeUsage, nil
 	}
 	var opts map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &opts); err != nil {
@@ -105,6 +114,10 @@ func streamOptionsWithUsage(body []byte) ([]byte, error) {
 	opts["include_usage"] = json.RawMessage("true")
 	return json.Marshal(opts)
 }
+
+// includeUsage is the stream_options the edge sends when the caller named
+// none (shared: never changed in place).
+var includeUsage = []byte(`{"include_usage":true}`)
 
 // Relay implements wire.Adapter.
 func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (routing.Usage, error) {
@@ -128,12 +141,10 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 		if err != nil {
 			return usage, err
 		}
-		if bytes.Contains(ev.Data, []byte(`"usage"`)) {
-			if u, ok, usageOnly := wire.OpenAIChunkUsage(ev.Data); ok {
-				usage = u
-				if usageOnly && !req.IncludeUsage {
-					continue // the caller did not ask for the usage chunk
-				}
+		if u, ok, usageOnly := wire.OpenAIChunkUsage(ev.Data); ok {
+			usage = u
+			if usageOnly && !req.IncludeUsage {
+				continue // the caller did not ask for the usage chunk
 			}
 		}
 		// Chat completions end with "data: [DONE]" (after the usage chunk);
