@@ -118,6 +118,17 @@ type callRun struct {
 	// memberDone is set once the member that answered got its in-flight
 	// slot back (Call.Finish or States.Done).
 	memberDone bool
+	// attemptParents are the attempts' parent contexts, by netguard
+	// policy (attemptContext); detachedCtx is the request context without
+	// its cancellation, for the sink.
+	attemptParents [2]attemptParent
+	detachedCtx    detached
+	// ended is callErr's answer once not nil.
+	ended error
+	// wctx is the call's context with its deadline for waits between
+	// attempts (nil until one waits), wcancel its cancel.
+	wctx    context.Context
+	wcancel context.CancelFunc
 	// delivered is set once the caller's answer was written whole: a
 	// relayed answer (or a cut stream's error event), a passed-through
 	// upstream answer, or the gateway's own error.
@@ -292,14 +303,17 @@ func (c *callRun) routingRequest() (routing.Request, jobMemory, *routing.Error) 
 // (recorded as cancelled, 499).
 func (c *callRun) answer(job jobMemory) {
 	g, call, r := c.gw, c.call, c.req
-	ctx, cancel := context.WithDeadline(r.Context(), call.Deadline)
-	defer cancel()
+	defer func() {
+		if c.wcancel != nil {
+			c.wcancel()
+		}
+	}()
 	if c.request.Stream {
 		c.out.keepAlive(c.start, g.cfg.KeepAlive, g.cfg.Now)
 		defer c.out.stopKeepAlive()
 	}
 	c.out.setMeta()
-	if c.attempts(ctx, job) {
+	if c.attempts(job) {
 		if served := call.Served(); served != nil && c.jobHash != "" {
 			g.cfg.Affinity.Put(c.table.TenantID, c.jobHash, served.ID, c.usage.CacheReadTokens+c.usage.CacheWriteTokens)
 		}
@@ -331,7 +345,7 @@ func (c *callRun) answer(job jobMemory) {
 // delivered to the caller (success, the request's own 4xx, or an unknown
 // outcome), false when the call's final answer is still to be written.
 // job is the job's previous member, for R-SEE-3's cache report.
-func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
+func (c *callRun) attempts(job jobMemory) bool {
 	for {
 		c.releaseSlot() // a failed-over attempt's member gets its slot back
 		step, ok := c.call.Next(c.gw.cfg.Now())
@@ -340,9 +354,9 @@ func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 		}
 		if len(step.Full) > 0 {
 			// R-CAP-1: every member that may take the call is full.
-			m, proceed := c.waitSlot(ctx, step)
+			m, proceed := c.waitSlot(step)
 			if !proceed {
-				if ctx.Err() != nil {
+				if c.callErr() != nil {
 					return false
 				}
 				continue
@@ -352,12 +366,12 @@ func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 		if step.Wait > 0 {
 			t := time.NewTimer(step.Wait)
 			select {
-			case <-ctx.Done():
+			case <-c.waitContext().Done():
 				t.Stop()
 			case <-t.C:
 			}
 		}
-		if ctx.Err() != nil {
+		if c.callErr() != nil {
 			// R-FAIL-10: cancelled (or out of time) before the attempt went out.
 			c.call.Report(routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, nil, c.gw.cfg.Now())
 			return false
@@ -366,7 +380,7 @@ func (c *callRun) attempts(ctx context.Context, job jobMemory) bool {
 			c.call.Full() // another call took its last slot since Next
 			continue
 		}
-		switch c.try(ctx, step.Member, len(c.call.Attempts)-1, job) {
+		switch c.try(step.Member, len(c.call.Attempts)-1, job) {
 		case tryDelivered:
 			return true
 		case tryEnded:
@@ -388,15 +402,15 @@ func (c *callRun) takeSlot(m *routing.Member) bool {
 // returns the member and true when the attempt may go to it; false when
 // none freed in time (the call is then busy, R-END-7), the call's context
 // ended, or the member may no longer take the call (ask Next again).
-func (c *callRun) waitSlot(ctx context.Context, step routing.Step) (*routing.Member, bool) {
+func (c *callRun) waitSlot(step routing.Step) (*routing.Member, bool) {
 	g := c.gw
 	caps := make([]int64, len(step.Full))
 	for i, m := range step.Full {
 		caps[i] = g.cfg.States.MaxInFlight(m)
 	}
-	s, m, ok := g.slots.wait(ctx, step.Full, caps, step.Wait)
+	s, m, ok := g.slots.wait(c.waitContext(), step.Full, caps, step.Wait)
 	if !ok {
-		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if err := c.callErr(); err == nil || errors.Is(err, context.DeadlineExceeded) {
 			c.call.Busy(step.Full)
 		}
 		return nil, false
@@ -430,13 +444,13 @@ const (
 )
 
 // try is tryAttempt, within the attempt's span when tracing is on.
-func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMemory) tryResult {
+func (c *callRun) try(m *routing.Member, idx int, job jobMemory) tryResult {
 	if c.traced == nil {
-		return c.tryAttempt(ctx, m, idx, job, nil)
+		return c.tryAttempt(m, idx, job, nil)
 	}
 	s := c.startAttempt(m, idx)
 	defer c.endAttempt(s, idx)
-	return c.tryAttempt(ctx, m, idx, job, s)
+	return c.tryAttempt(m, idx, job, s)
 }
 
 // tryAttempt sends attempt idx of the call to member m and reports its
@@ -445,7 +459,7 @@ func (c *callRun) try(ctx context.Context, m *routing.Member, idx int, job jobMe
 // (R-FAIL-*) and, when the core says deliver, relays the answer to the
 // caller. span is the attempt's trace span (nil when tracing is off): its
 // context goes upstream in the request's traceparent.
-func (c *callRun) tryAttempt(ctx context.Context, m *routing.Member, idx int, job jobMemory, span trace.Span) tryResult {
+func (c *callRun) tryAttempt(m *routing.Member, idx int, job jobMemory, span trace.Span) tryResult {
 	g, call := c.gw, c.call
 	ad := c.adapter(m)
 	if ad == nil {
@@ -453,8 +467,9 @@ func (c *callRun) tryAttempt(ctx context.Context, m *routing.Member, idx int, jo
 		return tryNext
 	}
 	pol := netguard.PolicyFor(m.Record.Managed, m.Record.Internal)
-	actx, acancel := context.WithCancel(netguard.WithPolicy(ctx, pol))
+	actx, acancel, timer := c.attemptContext(pol)
 	defer acancel()
+	defer timer.Stop()
 	ureq, err := ad.Build(actx, c.request, m, m.UpstreamModel(call.Model()))
 	if err != nil {
 		msg := "request body cannot be sent to the provider"
@@ -490,11 +505,11 @@ func (c *callRun) tryAttempt(ctx context.Context, m *routing.Member, idx int, jo
 	call.Dispatch(g.cfg.Now())
 	ai := c.measure(idx)
 	ai.start = g.cfg.Now()
-	resp, timedOut, err := c.roundTrip(actx, acancel, ureq, m.Record.Recovery.AttemptDeadline)
+	resp, timedOut, err := c.roundTrip(timer, acancel, ureq, m.Record.Recovery.AttemptDeadline)
 	ai.latency = g.cfg.Now().Sub(ai.start)
 	c.upstreamTime += ai.latency
 	g.cfg.Metrics.UpstreamDur.WithLabelValues(m.Record.Name, m.Name).Observe(ai.latency.Seconds())
-	v, rl := c.verdict(ctx, m, idx, ureq, resp, timedOut, err)
+	v, rl := c.verdict(m, idx, ureq, resp, timedOut, err)
 	if v.Kind == routing.KindTimeout || v.Kind == routing.KindUnknownOutcome {
 		ai.cost, ai.estimate = routing.AttemptCost(m, call.Model(), v.Kind, estimateInputTokens(c.request.Body))
 	}
@@ -522,12 +537,12 @@ func (c *callRun) tryAttempt(ctx context.Context, m *routing.Member, idx int, jo
 // the call out of time, an attempt timeout (R-FAIL-9), a transport failure
 // (R-FAIL-5), or the member's answer with its rate-limit headers. An error
 // answer is kept, redacted (R-SEC-6), in case it is passed on as is.
-func (c *callRun) verdict(ctx context.Context, m *routing.Member, idx int, ureq *http.Request, resp *http.Response, timedOut bool, err error) (routing.Verdict, routing.RateLimits) {
+func (c *callRun) verdict(m *routing.Member, idx int, ureq *http.Request, resp *http.Response, timedOut bool, err error) (routing.Verdict, routing.RateLimits) {
 	switch {
-	case err != nil && ctx.Err() != nil && !timedOut:
+	case err != nil && c.callErr() != nil && !timedOut:
 		// The caller went away (or the call deadline passed) while the
 		// attempt was out.
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(c.callErr(), context.DeadlineExceeded) {
 			return routing.TimeoutVerdict(), routing.RateLimits{}
 		}
 		return routing.Verdict{Kind: routing.KindCancelled, Reason: "cancelled"}, routing.RateLimits{}
@@ -586,22 +601,28 @@ func upstreamBody(r *http.Request, m *routing.Member) []byte {
 	return b
 }
 
-// roundTrip sends one attempt, cancelling it when no response headers came
-// within the attempt deadline (R-FAIL-9; 0 disables it).
-func (c *callRun) roundTrip(ctx context.Context, cancel context.CancelFunc, req *http.Request, deadline time.Duration) (*http.Response, bool, error) {
-	var timer *time.Timer
-	if deadline > 0 {
-		timer = time.AfterFunc(deadline, cancel)
+// roundTrip sends one attempt. timer (attemptContext's) cancels the
+// attempt at the call deadline; until the response headers come it fires
+// at the attempt deadline instead when that comes first (R-FAIL-9; 0
+// disables it), and it is set back to the call deadline when they came in
+// time, for the answer's body.
+func (c *callRun) roundTrip(timer *time.Timer, cancel context.CancelFunc, req *http.Request, deadline time.Duration) (*http.Response, bool, error) {
+	armed := deadline > 0 && deadline < time.Until(c.call.Deadline) && timer.Stop()
+	if armed {
+		timer.Reset(deadline)
 	}
 	resp, err := c.gw.cfg.Transport.RoundTrip(req)
-	if timer != nil && !timer.Stop() {
-		// The timer fired: its cancel has run or is running. Cancelling
-		// again is a no-op that returns once the context is cancelled.
-		cancel()
-		if resp != nil {
-			_ = resp.Body.Close()
+	if armed {
+		if !timer.Stop() {
+			// The timer fired: its cancel has run or is running. Cancelling
+			// again is a no-op that returns once the context is cancelled.
+			cancel()
+			if resp != nil {
+				_ = resp.Body.Close()
+			}
+			return nil, true, context.DeadlineExceeded
 		}
-		return nil, true, context.DeadlineExceeded
+		timer.Reset(time.Until(c.call.Deadline))
 	}
 	return resp, false, err
 }
@@ -914,7 +935,8 @@ func (c *callRun) commit() {
 			rec.Attempts = nil
 		}
 	}
-	if err := c.gw.cfg.Sink.Record(context.WithoutCancel(c.req.Context()), rec); err != nil {
+	c.detachedCtx.parent = c.req.Context()
+	if err := c.gw.cfg.Sink.Record(&c.detachedCtx, rec); err != nil {
 		c.gw.cfg.Metrics.RecordsLost.Inc()
 		c.logger().Error("call record lost", "err", err)
 	}

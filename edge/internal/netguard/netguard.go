@@ -115,6 +115,15 @@ func WithPolicy(ctx context.Context, p Policy) context.Context {
 	return context.WithValue(ctx, policyKey{}, p)
 }
 
+// IsPolicyKey reports whether key is the key WithPolicy stores the policy
+// under. A context type of its own that carries a policy answers Value(key)
+// with its Policy for that key (PolicyFrom then finds it), saving the
+// context.WithValue.
+func IsPolicyKey(key any) bool {
+	_, ok := key.(policyKey)
+	return ok
+}
+
 // PolicyFrom is the policy ctx carries, or PolicyTenant (the stricter) when it
 // carries none: forgetting WithPolicy can only refuse more.
 func PolicyFrom(ctx context.Context) Policy {
