@@ -78,8 +78,10 @@ type callRun struct {
 	// key is unknown).
 	table *routing.Table
 	key   *routing.Key
-	// request is the caller's body as read (nil until bodyRead).
+	// request is the caller's body as read (nil until bodyRead), held in
+	// inbound.
 	request *Inbound
+	inbound Inbound
 	// bodyRead is set once the caller's body was read whole.
 	bodyRead bool
 	// jobHash names the call's job for affinity and cache reports ("" for
@@ -272,7 +274,7 @@ type jobMemory struct {
 // routing core chooses members for, and looks up the job's last member.
 func (c *callRun) routingRequest() (routing.Request, jobMemory, *routing.Error) {
 	r, g := c.req, c.gw
-	in, e := readInbound(r, c.out.rc, c.endpoint, g.body)
+	in, e := readInbound(r, c.out.rc, c.endpoint, g.body, &c.inbound)
 	if e != nil {
 		return routing.Request{}, jobMemory{}, e
 	}

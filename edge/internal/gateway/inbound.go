@@ -129,18 +129,19 @@ func isSet(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "nu
 
 // readInbound reads and checks a caller's request body. Problems are
 // returned as the gateway's own 4xx errors (invalid_request), never panics.
-func readInbound(r *http.Request, rc *http.ResponseController, ep routing.Endpoint, br *bodyReader) (*Inbound, *routing.Error) {
+// The request is read into *in (held by the call), which is returned.
+func readInbound(r *http.Request, rc *http.ResponseController, ep routing.Endpoint, br *bodyReader, in *Inbound) (*Inbound, *routing.Error) {
 	body, e := br.read(r, rc)
 	if e != nil {
 		return nil, e
 	}
-	return parseInbound(body, ep, r.Header)
+	return parseInbound(in, body, ep, r.Header)
 }
 
 // parseInbound checks a caller's request body and reads the fields the
-// edge routes and prices by.
-func parseInbound(body []byte, ep routing.Endpoint, h http.Header) (*Inbound, *routing.Error) {
-	in := &Inbound{Endpoint: ep, Body: body, Header: h}
+// edge routes and prices by, into *in.
+func parseInbound(in *Inbound, body []byte, ep routing.Endpoint, h http.Header) (*Inbound, *routing.Error) {
+	*in = Inbound{Endpoint: ep, Body: body, Header: h}
 	var f fields
 	if !scanFields(body, &f) {
 		g, e := decodeFields(body)

@@ -22,7 +22,7 @@ func BenchmarkReadInbound(b *testing.B) {
 	for b.Loop() {
 		rd.Reset(body)
 		r.Body, r.ContentLength = io.NopCloser(rd), int64(len(body))
-		if _, e := readInbound(r, nil, routing.EndpointChatCompletions, br); e != nil {
+		if _, e := readInbound(r, nil, routing.EndpointChatCompletions, br, new(Inbound)); e != nil {
 			b.Fatal(e)
 		}
 	}

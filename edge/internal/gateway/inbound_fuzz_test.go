@@ -24,7 +24,7 @@ func FuzzReadInbound(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string, epn uint8) {
 		ep := routing.Endpoint(epn%4 + 1)
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
-		in, err := readInbound(r, nil, ep, newBodyReader(1<<20, 0))
+		in, err := readInbound(r, nil, ep, newBodyReader(1<<20, 0), new(Inbound))
 		if err != nil {
 			if in != nil || err.Status < 400 || err.Status > 499 || err.Code != routing.CodeInvalidRequest {
 				t.Fatalf("bad refusal %+v", err)

@@ -162,13 +162,13 @@ func parseHost(s string) (hostPort, error) {
 		if err != nil || !a.Is6() || a.Zone() != "" {
 			return hostPort{}, errors.New("not an IPv6 literal inside brackets")
 		}
-		host = a.String()
+		host = canonicalAddr(a, host)
 	case strings.Count(s, ":") > 1:
 		a, err := netip.ParseAddr(s)
 		if err != nil || a.Zone() != "" {
 			return hostPort{}, errors.New("not an IPv6 literal")
 		}
-		host = a.String()
+		host = canonicalAddr(a, s)
 	default:
 		host = s
 		if i := strings.IndexByte(s, ':'); i >= 0 {
@@ -181,8 +181,10 @@ func parseHost(s string) (hostPort, error) {
 		if err := checkName(host); err != nil {
 			return hostPort{}, err
 		}
-		if a, err := netip.ParseAddr(host); err == nil {
-			host = a.String()
+		if strings.Trim(host, "0123456789.") == "" { // an IPv4 literal, or no address at all
+			if a, err := netip.ParseAddr(host); err == nil {
+				host = canonicalAddr(a, host)
+			}
 		}
 	}
 	if port != "" {
@@ -190,9 +192,21 @@ func parseHost(s string) (hostPort, error) {
 		if err != nil || n == 0 {
 			return hostPort{}, errors.New("port is not a number in 1-65535")
 		}
-		port = strconv.FormatUint(n, 10)
+		if port[0] == '0' { // leading zeros: a digit string otherwise is its own form
+			port = strconv.FormatUint(n, 10)
+		}
 	}
 	return hostPort{host: host, port: port}, nil
+}
+
+// canonicalAddr is a.String(), or s when that is what s already says (no
+// allocation for an address written canonically).
+func canonicalAddr(a netip.Addr, s string) string {
+	var buf [64]byte
+	if b := a.AppendTo(buf[:0]); string(b) != s {
+		return string(b)
+	}
+	return s
 }
 
 // checkName accepts DNS names and IPv4 literals: letters, digits, '-', '_'
@@ -201,16 +215,23 @@ func checkName(h string) error {
 	if h == "" {
 		return errors.New("empty host")
 	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" {
-			return errors.New("empty label")
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-				return fmt.Errorf("character %q not allowed in a host name", c)
+	label := 0 // the current label's length so far
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if c == '.' {
+			if label == 0 {
+				return errors.New("empty label")
 			}
+			label = 0
+			continue
 		}
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("character %q not allowed in a host name", c)
+		}
+		label++
+	}
+	if label == 0 {
+		return errors.New("empty label")
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"sync"
@@ -306,8 +307,24 @@ func (s *Signer) signAPIKey(req *http.Request, m *routing.Member, owner string) 
 	if err != nil {
 		return err
 	}
-	req.Header.Set(header, key)
+	req.Header[canonicalHeaderKey(header)] = []string{key} // Header.Set
 	return nil
+}
+
+// canonicalHeaderKey is textproto.CanonicalMIMEHeaderKey(h), without its
+// allocation for the API-key headers the wire formats name in lower case.
+func canonicalHeaderKey(h string) string {
+	switch h {
+	case "authorization":
+		return "Authorization"
+	case "x-api-key":
+		return "X-Api-Key"
+	case "api-key":
+		return "Api-Key"
+	case "x-goog-api-key":
+		return "X-Goog-Api-Key"
+	}
+	return textproto.CanonicalMIMEHeaderKey(h)
 }
 
 func (s *Signer) signV4(ctx context.Context, req *http.Request, body []byte, m *routing.Member, owner string) error {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -767,5 +768,13 @@ func TestMemberPolicy(t *testing.T) {
 	}
 	if MemberPolicy(nil) != netguard.PolicyTenant {
 		t.Fatal("MemberPolicy(nil) must be the stricter policy")
+	}
+}
+
+func TestCanonicalHeaderKey(t *testing.T) {
+	for _, h := range []string{"authorization", "x-api-key", "api-key", "x-goog-api-key", "Authorization", "X-Custom-Key", "x_odd"} {
+		if got, want := canonicalHeaderKey(h), textproto.CanonicalMIMEHeaderKey(h); got != want {
+			t.Errorf("canonicalHeaderKey(%q) = %q, want %q", h, got, want)
+		}
 	}
 }
