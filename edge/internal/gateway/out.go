@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"weir.dev/edge/internal/wire"
 	"weir.dev/routing"
 )
 
@@ -54,7 +55,15 @@ func (o *out) init(rw http.ResponseWriter) {
 }
 
 // Start implements wire.Out.
-func (o *out) Start(status int, h http.Header) {
+func (o *out) Start(status int, h http.Header) { o.start(status, h, nil, false, false) }
+
+// StartFrom implements wire.FromStarter: Start with the headers
+// wire.AnswerHeaders takes from up, set in rw's header directly.
+func (o *out) StartFrom(status int, up http.Header, sse bool) { o.start(status, nil, up, sse, true) }
+
+// start is Start with h's headers, and when from is set wire.AnswerHeaders'
+// from up.
+func (o *out) start(status int, h, up http.Header, sse, from bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.viaKeepAlive {
@@ -70,6 +79,9 @@ func (o *out) Start(status int, h http.Header) {
 	dst := o.rw.Header()
 	for k, v := range h {
 		dst[k] = v
+	}
+	if from {
+		wire.AnswerHeaders(dst, up, sse)
 	}
 	if o.meta {
 		o.run.metaHeaders(dst)
@@ -193,3 +205,5 @@ func (c *callRun) metaComment() []byte {
 func metaCommentLine(provider, member string, attempts int) []byte {
 	return []byte(": weir provider=" + provider + " member=" + member + " attempts=" + strconv.Itoa(attempts) + "\n\n")
 }
+
+var _ wire.FromStarter = (*out)(nil)

@@ -27,8 +27,6 @@ const tailSize = 64 << 10
 // cut by an error is not completed and its held-back bytes are not written:
 // the gateway ends the answer with an error.
 func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, bool)) (routing.Usage, error) {
-	h := http.Header{}
-	CopyPassHeaders(h, resp.Header)
 	if resp.ContentLength >= 0 && resp.ContentLength <= maxBufferedBody {
 		body := make([]byte, resp.ContentLength)
 		n, err := io.ReadFull(resp.Body, body)
@@ -41,7 +39,7 @@ func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, 
 			u, _ = parse(body)
 			out.Complete(u)
 		}
-		out.Start(resp.StatusCode, h)
+		StartFrom(out, resp.StatusCode, resp.Header, false)
 		if len(body) > 0 {
 			if _, werr := out.Write(body); werr != nil {
 				return u, werr
@@ -52,7 +50,7 @@ func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, 
 		}
 		return u, nil
 	}
-	out.Start(resp.StatusCode, h)
+	StartFrom(out, resp.StatusCode, resp.Header, false)
 	var tail []byte
 	buf := make([]byte, 32<<10)
 	// buf[:held] is read and not yet written: the body's last non-space
@@ -127,9 +125,37 @@ func SSEHeaders() http.Header {
 // for the content type, which stays text/event-stream.
 func SSEAnswerHeaders(up http.Header) http.Header {
 	h := make(http.Header, 4)
-	CopyPassHeaders(h, up)
-	h["Content-Type"], h["Cache-Control"] = sseContentType, noCache
+	AnswerHeaders(h, up, true)
 	return h
+}
+
+// AnswerHeaders sets in dst the headers of an answer relayed from an
+// upstream answer with headers up: PassHeaders from up (CopyPassHeaders),
+// and for a stream (sse) SSEHeaders' content type and cache control.
+func AnswerHeaders(dst, up http.Header, sse bool) {
+	CopyPassHeaders(dst, up)
+	if sse {
+		dst["Content-Type"], dst["Cache-Control"] = sseContentType, noCache
+	}
+}
+
+// FromStarter is an Out that starts an answer relayed from an upstream
+// answer itself: StartFrom(status, up, sse) is Start(status, h) with h
+// what AnswerHeaders(h, up, sse) sets, without the map h.
+type FromStarter interface {
+	StartFrom(status int, up http.Header, sse bool)
+}
+
+// StartFrom starts out's answer relayed from an upstream answer with status
+// and headers up (AnswerHeaders), through out's StartFrom when it has one.
+func StartFrom(out Out, status int, up http.Header, sse bool) {
+	if fs, ok := out.(FromStarter); ok {
+		fs.StartFrom(status, up, sse)
+		return
+	}
+	h := make(http.Header, 4)
+	AnswerHeaders(h, up, sse)
+	out.Start(status, h)
 }
 
 // Shared header values, each capped at its length so that an append copies.

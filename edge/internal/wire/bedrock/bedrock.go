@@ -84,8 +84,7 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 	if !req.Stream {
 		return wire.RelayBody(resp, out, wire.AnthropicBodyUsage)
 	}
-	h := wire.SSEAnswerHeaders(resp.Header)
-	out.Start(resp.StatusCode, h)
+	wire.StartFrom(out, resp.StatusCode, resp.Header, true)
 	return RelayEventStream(resp.Body, out)
 }
 

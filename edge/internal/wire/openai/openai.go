@@ -124,8 +124,7 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 	if !req.Stream || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return wire.RelayBody(resp, out, wire.OpenAIBodyUsage)
 	}
-	h := wire.SSEAnswerHeaders(resp.Header)
-	out.Start(resp.StatusCode, h)
+	wire.StartFrom(out, resp.StatusCode, resp.Header, true)
 	rd := wire.NewSSEReader(resp.Body)
 	var usage routing.Usage
 	done := false

@@ -119,8 +119,7 @@ func (a Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (ro
 	if !req.Stream || !sse {
 		return a.relayWhole(req, resp, out)
 	}
-	h := wire.SSEAnswerHeaders(resp.Header)
-	out.Start(resp.StatusCode, h)
+	wire.StartFrom(out, resp.StatusCode, resp.Header, true)
 	// The answer's time is now: no member's stream carries OpenAI's created.
 	s := &stream{dec: translate.NewDecoder(a.Wire), enc: translate.NewEncoderAt(req.Endpoint, req.Model, req.IncludeUsage, time.Now().Unix()), out: out}
 	var err error
