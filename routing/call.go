@@ -109,6 +109,7 @@ type Call struct {
 	plansBuf        [1]recordPlan
 	attemptsBuf     [2]Attempt
 	triedBuf        [2]*Member
+	membersBuf      [4]*Member // the plans' first members (Begin)
 	ended           bool
 	stopped         bool
 	answered        *Member
@@ -134,6 +135,7 @@ func (t *Table) Begin(req Request, st *States, rnd Rand, now time.Time) (*Call, 
 	c.plans, c.Attempts, c.tried = c.plansBuf[:0], c.attemptsBuf[:0], c.triedBuf[:0]
 	var firstErr *Error
 	priced := false
+	usedBuf := 0
 	for _, r := range recs {
 		if len(c.plans) == DefaultMaxRecords {
 			break
@@ -142,7 +144,16 @@ func (t *Table) Begin(req Request, st *States, rnd Rand, now time.Time) (*Call, 
 		if len(c.plans) > 0 && priced && !p {
 			break
 		}
-		ms, e := t.Eligible(r, model, &c.req, st)
+		// Each record's members in a region of membersBuf of their own
+		// when they fit, so that no append to one reaches another.
+		var dst []*Member
+		if n := len(r.Members); n <= len(c.membersBuf)-usedBuf {
+			dst = c.membersBuf[usedBuf : usedBuf : usedBuf+n]
+			usedBuf += n
+		} else {
+			dst = make([]*Member, 0, n)
+		}
+		ms, e := t.eligible(dst, r, model, &c.req, st)
 		if e != nil {
 			if firstErr == nil {
 				firstErr = e

@@ -11,7 +11,13 @@ package routing
 // that step's error. Cooling and key-refused members are kept: they are
 // ordered and skipped per call, not filtered here.
 func (t *Table) Eligible(r *Record, model string, req *Request, st *States) ([]*Member, *Error) {
-	ms := make([]*Member, 0, len(r.Members))
+	return t.eligible(make([]*Member, 0, len(r.Members)), r, model, req, st)
+}
+
+// eligible is Eligible with the members put in dst, of capacity at least
+// len(r.Members).
+func (t *Table) eligible(dst []*Member, r *Record, model string, req *Request, st *States) ([]*Member, *Error) {
+	ms := dst[:0]
 	for _, m := range r.Members {
 		if !m.Off && m.Serves(model) {
 			ms = append(ms, m)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 
 	"weir.dev/routing"
 )
@@ -12,6 +13,34 @@ import (
 // to read its usage; a larger one is streamed through and its usage read
 // from the tail, where providers put it.
 const maxBufferedBody = 1 << 20
+
+// maxPooledBody is the largest buffer RelayBody keeps for the next answer.
+const maxPooledBody = 64 << 10
+
+// bodyBufs holds RelayBody's buffers for small answers (*[]byte): the body
+// is written to the caller (Out.Write retains nothing) before it returns.
+var bodyBufs sync.Pool
+
+// getBodyBuf returns a buffer of length n and, when it is to go back to the
+// pool after use (putBodyBuf), its pool entry.
+func getBodyBuf(n int) (*[]byte, []byte) {
+	if n > maxPooledBody {
+		return nil, make([]byte, n)
+	}
+	bp, _ := bodyBufs.Get().(*[]byte)
+	if bp == nil || cap(*bp) < n {
+		b := make([]byte, n, max(n, 4<<10))
+		return &b, b
+	}
+	return bp, (*bp)[:n]
+}
+
+// putBodyBuf gives a buffer from getBodyBuf back to the pool.
+func putBodyBuf(bp *[]byte) {
+	if bp != nil {
+		bodyBufs.Put(bp)
+	}
+}
 
 // tailSize is how much of a large answer is kept to find its usage.
 const tailSize = 64 << 10
@@ -28,7 +57,8 @@ const tailSize = 64 << 10
 // the gateway ends the answer with an error.
 func RelayBody(resp *http.Response, out Out, parse func([]byte) (routing.Usage, bool)) (routing.Usage, error) {
 	if resp.ContentLength >= 0 && resp.ContentLength <= maxBufferedBody {
-		body := make([]byte, resp.ContentLength)
+		bp, body := getBodyBuf(int(resp.ContentLength))
+		defer putBodyBuf(bp)
 		n, err := io.ReadFull(resp.Body, body)
 		body = body[:n]
 		if errors.Is(err, io.EOF) && resp.ContentLength == 0 {
