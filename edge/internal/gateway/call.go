@@ -841,12 +841,34 @@ func (c *callRun) cacheMiss(prevID string, served *routing.Member, cached int64)
 		PreviousCachedInputTokens: cached, EstimatedMissCostNanos: int64(routing.CacheMissCost(served, c.call.Model(), cached))}
 }
 
+// statusLabel is strconv.Itoa(status), without its allocation for the
+// statuses calls end with most.
+func statusLabel(status int) string {
+	switch status {
+	case 200:
+		return "200"
+	case 400:
+		return "400"
+	case 429:
+		return "429"
+	case 499:
+		return "499"
+	case 502:
+		return "502"
+	case 503:
+		return "503"
+	case 504:
+		return "504"
+	}
+	return strconv.Itoa(status)
+}
+
 // finish records the call if no answer did (a cancelled call, an adapter
 // that never completed) and observes its metrics.
 func (c *callRun) finish() {
 	c.commit()
 	dur := c.gw.cfg.Now().Sub(c.start)
-	c.gw.cfg.Metrics.RequestDuration.WithLabelValues(c.endpoint.String(), strconv.Itoa(c.status)).Observe(dur.Seconds())
+	c.gw.cfg.Metrics.RequestDuration.WithLabelValues(c.endpoint.String(), statusLabel(c.status)).Observe(dur.Seconds())
 	if c.call != nil {
 		c.gw.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -131,5 +132,13 @@ func TestAttemptContextAllocations(t *testing.T) {
 	})
 	if n > 3 {
 		t.Fatalf("%v allocations an attempt", n)
+	}
+}
+
+func TestStatusLabel(t *testing.T) {
+	for s := 0; s < 1000; s++ {
+		if got, want := statusLabel(s), strconv.Itoa(s); got != want {
+			t.Fatalf("statusLabel(%d) = %q, want %q", s, got, want)
+		}
 	}
 }
