@@ -101,15 +101,19 @@ func (r *rig) startFake(ctx context.Context, tokens int, tokenDelay time.Duratio
 	return c.waitReady(ctx, 10*time.Second, httpProbe(r.probe, http.MethodGet, "http://"+r.fakeAddr+"/v1/models", r.direct.header, nil))
 }
 
-// edgeConfig is the edge's standalone configuration: one tenant, one
-// record whose one member is the fake, and the caller's key.
+// edgeConfig is the edge's standalone configuration: one tenant (with
+// room for every stream the memory measure opens), one record whose one
+// member is the fake, and the caller's key.
 func edgeConfig(fakeAddr string) ([]byte, error) {
 	sum := sha256.Sum256([]byte(callerKey))
 	type obj = map[string]any
 	cfg := obj{
 		"tenants": []any{obj{
 			"version": "1",
-			"tenant":  obj{"id": "bench", "name": "bench"},
+			// The memory measure holds 1,000 streams at once: above the
+			// default tenant max_in_flight of 512 (R-CAP-2), which would
+			// refuse the rest with 429 weir_tenant_limit.
+			"tenant":  obj{"id": "bench", "name": "bench", "limits": obj{"maxInFlight": "100000"}},
 			"apiKeys": []any{obj{"id": "bench-key", "name": "bench", "sha256": base64.StdEncoding.EncodeToString(sum[:])}},
 			"records": []any{obj{
 				"id": "rec-bench", "name": "bench", "tenantId": "bench", "wireFormat": "WIRE_FORMAT_OPENAI",
