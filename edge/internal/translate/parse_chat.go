@@ -196,22 +196,7 @@ func reqChatAllResults(parts []Part) bool {
 // reqChatContent reads a message's content: a string or an array of parts
 // (text, and image_url when images is set; refusal parts are dropped).
 func reqChatContent(raw json.RawMessage, path string, images bool) ([]Part, error) {
-	if reqAbsent(raw) {
-		return nil, badf(path, "is required")
-	}
-	if s, ok := reqString(raw); ok {
-		return []Part{{Kind: PartText, Text: s}}, nil
-	}
-	if !reqIsArray(raw) {
-		return nil, badf(path, "must be a string or an array of content parts")
-	}
-	items, err := reqArray(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]Part, 0, len(items))
-	for i, it := range items {
-		f := reqIndex(path, i)
+	return reqPartsOf(raw, path, true, "content parts", func(it json.RawMessage, f string, parts []Part) ([]Part, error) {
 		var cp reqChatContentPart
 		if err := reqObject(it, f, &cp); err != nil {
 			return nil, err
@@ -239,8 +224,8 @@ func reqChatContent(raw json.RawMessage, path string, images bool) ([]Part, erro
 		default:
 			return nil, badf(reqJoin(f, "type"), "content part %q cannot be translated", cp.Type)
 		}
-	}
-	return parts, nil
+		return parts, nil
+	})
 }
 
 // reqChatImage reads an image_url object ({url, detail}; detail is a hint and

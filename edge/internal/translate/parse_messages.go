@@ -119,28 +119,14 @@ func ParseMessages(body []byte) (*Request, error) {
 
 // reqMsgsSystem reads system: a string or an array of text blocks.
 func reqMsgsSystem(raw json.RawMessage) ([]Part, error) {
-	if reqAbsent(raw) {
-		return nil, nil
-	}
-	if s, ok := reqString(raw); ok {
-		return []Part{{Kind: PartText, Text: s}}, nil
-	}
-	if !reqIsArray(raw) {
-		return nil, badf("system", "must be a string or an array of text blocks")
-	}
-	items, err := reqArray(raw, "system")
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]Part, 0, len(items))
-	for i, it := range items {
-		p, err := reqMsgsText(it, reqIndex("system", i))
+	return reqPartsOf(raw, "system", false, "text blocks", func(it json.RawMessage, f string, parts []Part) ([]Part, error) {
+		p, err := reqMsgsText(it, f)
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, p)
-	}
-	return parts, nil
+		return parts, nil
+	})
 }
 
 // reqMsgsText reads a block that must be a text block.
@@ -162,22 +148,7 @@ func reqMsgsText(raw json.RawMessage, path string) (Part, error) {
 // blocks. Tool calls are recorded in calls; tool results are checked
 // against it.
 func reqMsgsContent(raw json.RawMessage, path string, role Role, calls reqCalls) ([]Part, error) {
-	if reqAbsent(raw) {
-		return nil, badf(path, "is required")
-	}
-	if s, ok := reqString(raw); ok {
-		return []Part{{Kind: PartText, Text: s}}, nil
-	}
-	if !reqIsArray(raw) {
-		return nil, badf(path, "must be a string or an array of content blocks")
-	}
-	items, err := reqArray(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]Part, 0, len(items))
-	for i, it := range items {
-		f := reqIndex(path, i)
+	return reqPartsOf(raw, path, true, "content blocks", func(it json.RawMessage, f string, parts []Part) ([]Part, error) {
 		var bl reqMsgsBlock
 		if err := reqObject(it, f, &bl); err != nil {
 			return nil, err
@@ -210,6 +181,7 @@ func reqMsgsContent(raw json.RawMessage, path string, role Role, calls reqCalls)
 			}
 			args := json.RawMessage("{}")
 			if !reqAbsent(bl.Input) {
+				var err error
 				if args, err = reqJSONObject(bl.Input, reqJoin(f, "input")); err != nil {
 					return nil, err
 				}
@@ -240,29 +212,14 @@ func reqMsgsContent(raw json.RawMessage, path string, role Role, calls reqCalls)
 		default:
 			return nil, badf(tf, "content block %q cannot be translated", bl.Type)
 		}
-	}
-	return parts, nil
+		return parts, nil
+	})
 }
 
 // reqMsgsResultContent reads a tool_result's content: absent, a string,
 // or an array of text and image blocks.
 func reqMsgsResultContent(raw json.RawMessage, path string) ([]Part, error) {
-	if reqAbsent(raw) {
-		return nil, nil
-	}
-	if s, ok := reqString(raw); ok {
-		return []Part{{Kind: PartText, Text: s}}, nil
-	}
-	if !reqIsArray(raw) {
-		return nil, badf(path, "must be a string or an array of content blocks")
-	}
-	items, err := reqArray(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]Part, 0, len(items))
-	for i, it := range items {
-		f := reqIndex(path, i)
+	return reqPartsOf(raw, path, false, "content blocks", func(it json.RawMessage, f string, parts []Part) ([]Part, error) {
 		var bl reqMsgsBlock
 		if err := reqObject(it, f, &bl); err != nil {
 			return nil, err
@@ -282,8 +239,8 @@ func reqMsgsResultContent(raw json.RawMessage, path string) ([]Part, error) {
 		default:
 			return nil, badf(reqJoin(f, "type"), "a tool result may hold only text and image blocks")
 		}
-	}
-	return parts, nil
+		return parts, nil
+	})
 }
 
 // reqMsgsImage reads an image source: base64 (media_type, data) or url.

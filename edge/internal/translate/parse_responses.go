@@ -205,22 +205,7 @@ func reqRespItemInto(r *Request, raw json.RawMessage, path string, calls reqCall
 // of parts (input_text, output_text; input_image when images is set;
 // refusal is dropped).
 func reqRespContent(raw json.RawMessage, path string, images bool) ([]Part, error) {
-	if reqAbsent(raw) {
-		return nil, badf(path, "is required")
-	}
-	if s, ok := reqString(raw); ok {
-		return []Part{{Kind: PartText, Text: s}}, nil
-	}
-	if !reqIsArray(raw) {
-		return nil, badf(path, "must be a string or an array of content parts")
-	}
-	items, err := reqArray(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]Part, 0, len(items))
-	for i, it := range items {
-		f := reqIndex(path, i)
+	return reqPartsOf(raw, path, true, "content parts", func(it json.RawMessage, f string, parts []Part) ([]Part, error) {
 		p, keep, err := reqRespPartOf(it, f, images)
 		if err != nil {
 			return nil, err
@@ -228,8 +213,8 @@ func reqRespContent(raw json.RawMessage, path string, images bool) ([]Part, erro
 		if keep {
 			parts = append(parts, p)
 		}
-	}
-	return parts, nil
+		return parts, nil
+	})
 }
 
 // reqRespPartOf reads one content part; keep is false for a part that is

@@ -124,6 +124,37 @@ func reqIsObject(raw json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
+// reqPartsOf reads a content field that is a string (one text part) or an
+// array, each item of which each reads and appends to parts (none for an
+// item that is dropped). An absent field is an error when required, else
+// no parts; any other JSON value is an error naming what the array holds.
+func reqPartsOf(raw json.RawMessage, path string, required bool, what string,
+	each func(item json.RawMessage, path string, parts []Part) ([]Part, error)) ([]Part, error) {
+	if reqAbsent(raw) {
+		if required {
+			return nil, badf(path, "is required")
+		}
+		return nil, nil
+	}
+	if s, ok := reqString(raw); ok {
+		return []Part{{Kind: PartText, Text: s}}, nil
+	}
+	if !reqIsArray(raw) {
+		return nil, badf(path, "must be a string or an array of %s", what)
+	}
+	items, err := reqArray(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]Part, 0, len(items))
+	for i, it := range items {
+		if parts, err = each(it, reqIndex(path, i), parts); err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
+}
+
 // reqStops reads a stop field: a string or an array of strings.
 func reqStops(raw json.RawMessage, path string) ([]string, error) {
 	if reqAbsent(raw) {
