@@ -358,15 +358,32 @@ type gmAnswer struct {
 	PromptFeedback *struct {
 		BlockReason string `json:"blockReason"`
 	} `json:"promptFeedback"`
-	UsageMetadata *struct {
-		PromptTokenCount        int64 `json:"promptTokenCount"`
-		CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
-		CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
-		ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
-		ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
-	} `json:"usageMetadata"`
-	ResponseID   string `json:"responseId"`
-	ModelVersion string `json:"modelVersion"`
+	UsageMetadata *gmUsage `json:"usageMetadata"`
+	ResponseID    string   `json:"responseId"`
+	ModelVersion  string   `json:"modelVersion"`
+}
+
+// gmUsage is Gemini's usageMetadata, whole or in a streamed chunk.
+type gmUsage struct {
+	PromptTokenCount        int64 `json:"promptTokenCount"`
+	CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
+	CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
+	ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
+	ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
+}
+
+// usage is u in Weir's terms: promptTokenCount includes the cached tokens,
+// which are counted apart (never more than the prompt); tool-use prompt
+// tokens are input, thoughts are billed as output. Negative counts are 0
+// and sums saturate, whatever the member sent.
+func (u *gmUsage) usage() routing.Usage {
+	in := satAdd(nonNeg(u.PromptTokenCount), nonNeg(u.ToolUsePromptTokenCount))
+	cached := min(nonNeg(u.CachedContentTokenCount), in)
+	return routing.Usage{
+		InputTokens:     in - cached,
+		OutputTokens:    satAdd(nonNeg(u.CandidatesTokenCount), nonNeg(u.ThoughtsTokenCount)),
+		CacheReadTokens: cached,
+	}
 }
 
 func decodeGeminiAnswer(body []byte) (*Answer, error) {
@@ -376,12 +393,7 @@ func decodeGeminiAnswer(body []byte) (*Answer, error) {
 	}
 	a := &Answer{ID: r.ResponseID, Model: r.ModelVersion}
 	if u := r.UsageMetadata; u != nil {
-		cached := nonNeg(u.CachedContentTokenCount)
-		a.Usage = routing.Usage{
-			InputTokens:     satAdd(nonNeg(nonNeg(u.PromptTokenCount)-cached), nonNeg(u.ToolUsePromptTokenCount)),
-			OutputTokens:    satAdd(nonNeg(u.CandidatesTokenCount), nonNeg(u.ThoughtsTokenCount)),
-			CacheReadTokens: cached,
-		}
+		a.Usage = u.usage()
 	}
 	if len(r.Candidates) == 0 {
 		if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {

@@ -44,16 +44,10 @@ type geminiStreamChunk struct {
 	PromptFeedback *struct {
 		BlockReason string `json:"blockReason"`
 	} `json:"promptFeedback"`
-	UsageMetadata *struct {
-		PromptTokenCount        int64 `json:"promptTokenCount"`
-		CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
-		CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
-		ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
-		ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
-	} `json:"usageMetadata"`
-	ModelVersion string `json:"modelVersion"`
-	ResponseID   string `json:"responseId"`
-	Error        *struct {
+	UsageMetadata *gmUsage `json:"usageMetadata"`
+	ModelVersion  string   `json:"modelVersion"`
+	ResponseID    string   `json:"responseId"`
+	Error         *struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
 		Status  string `json:"status"`
@@ -76,16 +70,7 @@ func (d *geminiStreamDecoder) Decode(name string, data []byte, emit func(Event) 
 		return err
 	}
 	if u := c.UsageMetadata; u != nil {
-		// promptTokenCount includes the cached tokens, counted apart in
-		// Weir's terms; thoughts are billed as output.
-		in, cached := u.PromptTokenCount+u.ToolUsePromptTokenCount, u.CachedContentTokenCount
-		if cached > in {
-			cached = in
-		}
-		if cached < 0 {
-			cached = 0
-		}
-		d.usage = routing.Usage{InputTokens: in - cached, OutputTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount, CacheReadTokens: cached}
+		d.usage = u.usage()
 	}
 	finish := ""
 	for i := range c.Candidates {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -230,6 +231,27 @@ func TestAppendJSONString(t *testing.T) {
 		}
 		if back != want.String() {
 			t.Errorf("%q → %s → %q", s, b, back)
+		}
+	}
+}
+
+// Gemini's usage, whole or streamed, is read one way: cached tokens apart
+// from the prompt and never more than it, negative counts as 0, sums
+// saturating, whatever a hostile member sends.
+func TestGeminiUsageOneReading(t *testing.T) {
+	for _, tc := range []struct {
+		u    gmUsage
+		want routing.Usage
+	}{
+		{gmUsage{PromptTokenCount: 100, CachedContentTokenCount: 40, ToolUsePromptTokenCount: 5, CandidatesTokenCount: 7, ThoughtsTokenCount: 3},
+			routing.Usage{InputTokens: 65, CacheReadTokens: 40, OutputTokens: 10}},
+		{gmUsage{PromptTokenCount: 10, CachedContentTokenCount: 50}, routing.Usage{InputTokens: 0, CacheReadTokens: 10}},
+		{gmUsage{PromptTokenCount: -5, CandidatesTokenCount: -1, CachedContentTokenCount: -9}, routing.Usage{}},
+		{gmUsage{PromptTokenCount: math.MaxInt64, ToolUsePromptTokenCount: math.MaxInt64, CandidatesTokenCount: math.MaxInt64, ThoughtsTokenCount: 1},
+			routing.Usage{InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64}},
+	} {
+		if got := tc.u.usage(); got != tc.want {
+			t.Errorf("%+v: %+v, want %+v", tc.u, got, tc.want)
 		}
 	}
 }
