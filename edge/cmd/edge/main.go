@@ -288,6 +288,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	}
 	defer closeLog()
 	metrics := gateway.NewMetrics()
+	metrics.WatchMembers(reg, states, time.Now)
 	gw, err := gateway.New(gateway.Config{
 		EdgeID: cfg.EdgeID, MaxBodyBytes: cfg.MaxBody, BodyTimeout: cfg.BodyTimeout, Registry: reg, States: states, Budgets: budgets, Affinity: affinity,
 		Adapters: map[routing.WireFormat]wire.Adapter{

@@ -871,6 +871,9 @@ func (c *callRun) finish() {
 	c.gw.cfg.Metrics.RequestDuration.WithLabelValues(c.endpoint.String(), statusLabel(c.status)).Observe(dur.Seconds())
 	if c.call != nil {
 		c.gw.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
+		if m := c.call.Served(); m != nil {
+			c.gw.cfg.Metrics.ServedBy(c.endpoint, m.Format(), !c.endpoint.Native(m.Format())).Inc()
+		}
 	}
 	if c.traced != nil {
 		c.endSpan()

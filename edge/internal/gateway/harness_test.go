@@ -58,6 +58,7 @@ type harness struct {
 	states *routing.States
 	gw     *gateway.Gateway
 	table  *routing.Table
+	reg    *gateway.Registry
 }
 
 type recordSpec struct {
@@ -199,6 +200,7 @@ func newHarnessOpts(t *testing.T, opts harnessOpts, specs ...recordSpec) *harnes
 	h.table = table
 	reg := gateway.NewRegistry()
 	reg.Put(table)
+	h.reg = reg
 	transport := netguard.NewTransport(nil, nil)
 	t.Cleanup(transport.CloseIdleConnections)
 	adapters := map[routing.WireFormat]wire.Adapter{

@@ -2,9 +2,14 @@ package gateway
 
 import (
 	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"weir.dev/routing"
 )
 
 // Metrics are the edge's Prometheus metrics (R-OBS-3), on their own registry
@@ -25,6 +30,31 @@ type Metrics struct {
 	// CallerLimited counts calls refused by caller limits (R-CAP-3), by
 	// tenant name and limit (callerlimit.Limit's String).
 	CallerLimited *prometheus.CounterVec
+	// Served counts calls a member answered, by caller endpoint, the
+	// member's wire format and whether the call was translated (R-FMT-6).
+	Served *prometheus.CounterVec
+	// served caches Served's children (ServedBy), so that counting a call
+	// costs no label lookup on the call path.
+	served [8][8][2]atomic.Pointer[prometheus.Counter]
+}
+
+// ServedBy is Served's counter for calls on endpoint ep that a member of
+// wire format w answered, translated or not.
+func (m *Metrics) ServedBy(ep routing.Endpoint, w routing.WireFormat, translated bool) prometheus.Counter {
+	t := 0
+	if translated {
+		t = 1
+	}
+	if int(ep) >= len(m.served) || int(w) >= len(m.served[0]) {
+		return m.Served.WithLabelValues(ep.String(), w.String(), strconv.FormatBool(translated))
+	}
+	slot := &m.served[ep][w][t]
+	if c := slot.Load(); c != nil {
+		return *c
+	}
+	c := m.Served.WithLabelValues(ep.String(), w.String(), strconv.FormatBool(translated))
+	slot.Store(&c)
+	return c
 }
 
 // NewMetrics registers the edge's metrics on a fresh registry.
@@ -57,9 +87,70 @@ func NewMetrics() *Metrics {
 			Help: "Calls refused 429 by a caller limit (ROUTING R-CAP-2), by tenant name and limit: tenant_rpm, tenant_max_in_flight, key_rpm or key_max_in_flight.",
 		}, []string{"tenant", "limit"}),
 	}
-	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead, m.RecordsLost, m.Panics, m.CallerLimited,
+	m.Served = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weir_calls_served_total",
+		Help: "Calls a member answered, by the caller's endpoint, the member's wire format and whether the call was translated to it (R-FMT-6).",
+	}, []string{"endpoint", "member_format", "translated"})
+	m.reg.MustRegister(m.PoolEvents, m.RequestDuration, m.UpstreamDur, m.Overhead, m.RecordsLost, m.Panics, m.CallerLimited, m.Served,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// WatchMembers adds, read at each scrape (nothing on the call path), every
+// member's in-flight calls and requests today against this edge's share
+// of its declared max_in_flight and rpd (R-CAP-1, R-HEAD-6, R-HEAD-7), as
+// the views sent to the control plane carry them, by tenant, record,
+// member and the member's wire format.
+func (m *Metrics) WatchMembers(reg *Registry, states *routing.States, now func() time.Time) {
+	m.reg.MustRegister(&memberCollector{reg: reg, states: states, now: now})
+}
+
+var (
+	memberLabels        = []string{"tenant", "record", "member", "format"}
+	descMemberInFlight  = prometheus.NewDesc("weir_member_in_flight", "Calls in flight to the member from this edge.", memberLabels, nil)
+	descMemberMaxFlight = prometheus.NewDesc("weir_member_max_in_flight", "This edge's share of the member's declared max_in_flight (0: none declared).", memberLabels, nil)
+	descMemberToday     = prometheus.NewDesc("weir_member_requests_today", "Requests this edge sent the member in the current day of the record's day_zone.", memberLabels, nil)
+	descMemberRPD       = prometheus.NewDesc("weir_member_requests_per_day", "This edge's share of the member's declared rpd (0: none declared).", memberLabels, nil)
+)
+
+// memberCollector reads the members' state when Prometheus scrapes.
+type memberCollector struct {
+	reg    *Registry
+	states *routing.States
+	now    func() time.Time
+}
+
+func (c *memberCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descMemberInFlight, descMemberMaxFlight, descMemberToday, descMemberRPD} {
+		ch <- d
+	}
+}
+
+func (c *memberCollector) Collect(ch chan<- prometheus.Metric) {
+	now := c.now()
+	seen := map[string]bool{} // members of managed records, which every tenant's table holds
+	for _, t := range c.reg.Tables() {
+		for _, r := range t.Records {
+			tenant := t.TenantName
+			if r.Managed {
+				tenant = "" // the cluster's, not this tenant's
+			}
+			for _, m := range r.Members {
+				if r.Managed {
+					if seen[m.ID] {
+						continue
+					}
+					seen[m.ID] = true
+				}
+				v := c.states.View(m, now)
+				labels := []string{tenant, r.Name, m.Name, m.Format().String()}
+				ch <- prometheus.MustNewConstMetric(descMemberInFlight, prometheus.GaugeValue, float64(v.InFlight), labels...)
+				ch <- prometheus.MustNewConstMetric(descMemberMaxFlight, prometheus.GaugeValue, float64(v.MaxInFlight), labels...)
+				ch <- prometheus.MustNewConstMetric(descMemberToday, prometheus.GaugeValue, float64(v.RequestsToday), labels...)
+				ch <- prometheus.MustNewConstMetric(descMemberRPD, prometheus.GaugeValue, float64(v.RPDShare), labels...)
+			}
+		}
+	}
 }
 
 // Handler serves the metrics in Prometheus text format.
