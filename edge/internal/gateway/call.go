@@ -868,7 +868,7 @@ func statusLabel(status int) string {
 func (c *callRun) finish() {
 	c.commit()
 	dur := c.gw.cfg.Now().Sub(c.start)
-	c.gw.cfg.Metrics.RequestDuration.WithLabelValues(c.endpoint.String(), statusLabel(c.status)).Observe(dur.Seconds())
+	c.gw.cfg.Metrics.DurationFor(c.endpoint, c.status).Observe(dur.Seconds())
 	if c.call != nil {
 		c.gw.cfg.Metrics.Overhead.Observe((dur - c.upstreamTime).Seconds())
 		if m := c.call.Served(); m != nil {

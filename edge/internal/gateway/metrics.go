@@ -36,6 +36,35 @@ type Metrics struct {
 	// served caches Served's children (ServedBy), so that counting a call
 	// costs no label lookup on the call path.
 	served [8][8][2]atomic.Pointer[prometheus.Counter]
+	// durations caches RequestDuration's children for the statuses
+	// statusLabel names without formatting (DurationFor).
+	durations [8][len(commonStatuses)]atomic.Pointer[prometheus.Observer]
+}
+
+// commonStatuses are the statuses whose RequestDuration children are
+// cached; any other status is looked up by its labels.
+var commonStatuses = [...]int{200, 400, 429, 499, 502, 503, 504}
+
+// DurationFor is RequestDuration's observer for calls on endpoint ep that
+// ended with status, without a label lookup for the usual statuses.
+func (m *Metrics) DurationFor(ep routing.Endpoint, status int) prometheus.Observer {
+	i := -1
+	for j, s := range commonStatuses {
+		if s == status {
+			i = j
+			break
+		}
+	}
+	if i < 0 || int(ep) >= len(m.durations) {
+		return m.RequestDuration.WithLabelValues(ep.String(), statusLabel(status))
+	}
+	slot := &m.durations[ep][i]
+	if o := slot.Load(); o != nil {
+		return *o
+	}
+	o := m.RequestDuration.WithLabelValues(ep.String(), statusLabel(status))
+	slot.Store(&o)
+	return o
 }
 
 // ServedBy is Served's counter for calls on endpoint ep that a member of

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weir.dev/edge/internal/wire"
@@ -86,8 +87,34 @@ func (o *out) start(status int, h, up http.Header, sse, from bool) {
 	if o.meta {
 		o.run.metaHeaders(dst)
 	}
+	if _, ok := dst["Date"]; !ok {
+		dst["Date"] = dateHeader(time.Now())
+	}
 	o.rw.WriteHeader(status)
 	o.started = true
+}
+
+// dateNow holds the Date header value of the current second.
+var dateNow atomic.Pointer[dateValue]
+
+type dateValue struct {
+	sec int64
+	v   []string
+}
+
+// dateHeader is the Date header for a response started at now: what
+// net/http would write when the handler sets none, formatted once a second
+// and shared (capped, so that no append reaches another response's value)
+// rather than formatted for every answer.
+func dateHeader(now time.Time) []string {
+	sec := now.Unix()
+	if d := dateNow.Load(); d != nil && d.sec == sec {
+		return d.v
+	}
+	v := []string{now.UTC().Format(http.TimeFormat)}
+	v = v[:1:1]
+	dateNow.Store(&dateValue{sec: sec, v: v})
+	return v
 }
 
 // markStarted notes that the gateway wrote an answer directly to rw (its
