@@ -155,8 +155,34 @@ func (g *Gateway) States() *routing.States { return g.cfg.States }
 // CallerLimits is the edge's caller-limit state (R-CAP-2).
 func (g *Gateway) CallerLimits() *callerlimit.Limiter { return g.limits }
 
-// ServeHTTP implements http.Handler.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. A POST to one of the call endpoints,
+// spelled exactly (no escapes, nothing to clean), is served without the
+// mux's pattern matching; the mux would route it to the same handler
+// (TestCallPathsServedAsByMux). Everything else goes through the mux.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.RawPath == "" {
+		if ep, ok := callPath(r.URL.Path); ok {
+			g.serveCall(w, r, ep)
+			return
+		}
+	}
+	g.mux.ServeHTTP(w, r)
+}
+
+// callPath is the call endpoint served at path, spelled exactly.
+func callPath(path string) (routing.Endpoint, bool) {
+	switch path {
+	case "/v1/chat/completions":
+		return routing.EndpointChatCompletions, true
+	case "/v1/messages":
+		return routing.EndpointMessages, true
+	case "/v1/responses":
+		return routing.EndpointResponses, true
+	case "/v1/embeddings":
+		return routing.EndpointEmbeddings, true
+	}
+	return 0, false
+}
 
 func (g *Gateway) endpoint(ep routing.Endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { g.serveCall(w, r, ep) }
