@@ -510,7 +510,7 @@ func (c *callRun) tryAttempt(m *routing.Member, idx int, job jobMemory, span tra
 	resp, timedOut, err := c.roundTrip(timer, acancel, ureq, m.Record.Recovery.AttemptDeadline)
 	ai.latency = g.cfg.Now().Sub(ai.start)
 	c.upstreamTime += ai.latency
-	g.cfg.Metrics.UpstreamDur.WithLabelValues(m.Record.Name, m.Name).Observe(ai.latency.Seconds())
+	g.cfg.Metrics.Upstream(m.Record.Name, m.Name).Observe(ai.latency.Seconds())
 	v, rl := c.verdict(m, idx, ureq, resp, timedOut, err)
 	if v.Kind == routing.KindTimeout || v.Kind == routing.KindUnknownOutcome {
 		ai.cost, ai.estimate = routing.AttemptCost(m, call.Model(), v.Kind, estimateInputTokens(c.request.Body))
@@ -828,7 +828,7 @@ func (c *callRun) weirJSON() weirJSON {
 }
 
 func (c *callRun) event(m *routing.Member, ev string) {
-	c.gw.cfg.Metrics.PoolEvents.WithLabelValues(m.Record.Name, m.Name, ev).Inc()
+	c.gw.cfg.Metrics.Event(m.Record.Name, m.Name, ev).Inc()
 	c.logAttempt(m, ev)
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,52 @@ type Metrics struct {
 	// durations caches RequestDuration's children for the statuses
 	// statusLabel names without formatting (DurationFor).
 	durations [8][len(commonStatuses)]atomic.Pointer[prometheus.Observer]
+	// children caches UpstreamDur's and PoolEvents' children by their
+	// labels (Upstream, Event). It holds as many entries as the vectors
+	// themselves, which also keep every child they made.
+	childMu  sync.RWMutex
+	upstream map[[2]string]prometheus.Observer
+	events   map[[3]string]prometheus.Counter
+}
+
+// Upstream is UpstreamDur's observer for member of record, found without
+// the vector's label hashing once made.
+func (m *Metrics) Upstream(record, member string) prometheus.Observer {
+	k := [2]string{record, member}
+	m.childMu.RLock()
+	o, ok := m.upstream[k]
+	m.childMu.RUnlock()
+	if ok {
+		return o
+	}
+	o = m.UpstreamDur.WithLabelValues(record, member)
+	m.childMu.Lock()
+	if m.upstream == nil {
+		m.upstream = make(map[[2]string]prometheus.Observer)
+	}
+	m.upstream[k] = o
+	m.childMu.Unlock()
+	return o
+}
+
+// Event is PoolEvents' counter of event ev of member of record, found
+// without the vector's label hashing once made.
+func (m *Metrics) Event(record, member, ev string) prometheus.Counter {
+	k := [3]string{record, member, ev}
+	m.childMu.RLock()
+	c, ok := m.events[k]
+	m.childMu.RUnlock()
+	if ok {
+		return c
+	}
+	c = m.PoolEvents.WithLabelValues(record, member, ev)
+	m.childMu.Lock()
+	if m.events == nil {
+		m.events = make(map[[3]string]prometheus.Counter)
+	}
+	m.events[k] = c
+	m.childMu.Unlock()
+	return c
 }
 
 // commonStatuses are the statuses whose RequestDuration children are

@@ -68,3 +68,45 @@ func TestDateHeader(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMemberChildren: Upstream and Event hand out the children a label
+// lookup gives, the same ones on later calls, apart for other labels.
+func TestMemberChildren(t *testing.T) {
+	m := NewMetrics()
+	for range 3 {
+		m.Upstream("rec", "a").Observe(0.1)
+		m.Event("rec", "a", "answered").Inc()
+	}
+	m.Upstream("rec", "b").Observe(0.1)
+	m.Event("rec", "a", "rate_limited").Inc()
+	m.Event("rec2", "a", "answered").Inc()
+	var d dto.Metric
+	count := func(c interface{ Write(*dto.Metric) error }) float64 {
+		d.Reset()
+		if err := c.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		if h := d.GetHistogram(); h != nil {
+			return float64(h.GetSampleCount())
+		}
+		return d.GetCounter().GetValue()
+	}
+	for _, tc := range []struct {
+		c    interface{ Write(*dto.Metric) error }
+		want float64
+	}{
+		{m.UpstreamDur.WithLabelValues("rec", "a").(interface{ Write(*dto.Metric) error }), 3},
+		{m.UpstreamDur.WithLabelValues("rec", "b").(interface{ Write(*dto.Metric) error }), 1},
+		{m.PoolEvents.WithLabelValues("rec", "a", "answered"), 3},
+		{m.PoolEvents.WithLabelValues("rec", "a", "rate_limited"), 1},
+		{m.PoolEvents.WithLabelValues("rec2", "a", "answered"), 1},
+		{m.PoolEvents.WithLabelValues("rec2", "b", "answered"), 0},
+	} {
+		if got := count(tc.c); got != tc.want {
+			t.Errorf("%v: %v, want %v", d.GetLabel(), got, tc.want)
+		}
+	}
+	if testing.AllocsPerRun(100, func() { m.Event("rec", "a", "answered").Inc(); m.Upstream("rec", "a").Observe(1) }) != 0 {
+		t.Error("a cached child allocates")
+	}
+}
