@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // MaxEventSize bounds one Server-Sent Event; a longer event is an error, not
@@ -38,8 +39,36 @@ type SSEReader struct {
 
 // NewSSEReader reads events from r. Its read buffer is small (4 KiB): a
 // long event grows Raw instead, and a thousand open streams stay cheap.
+// The reader may come from those given back by Release.
 func NewSSEReader(r io.Reader) *SSEReader {
+	if s, _ := sseReaders.Get().(*SSEReader); s != nil {
+		s.r.Reset(r)
+		return s
+	}
 	return &SSEReader{r: bufio.NewReaderSize(r, 4<<10)}
+}
+
+// sseReaders holds released readers (*SSEReader), reset, for the next
+// stream: a stream's read buffer and event buffers are not allocated anew.
+var sseReaders sync.Pool
+
+// maxPooledEvent is the largest event buffer a released reader keeps; a
+// reader that read a longer event is left to the garbage collector.
+const maxPooledEvent = 64 << 10
+
+// Release gives the reader back for another stream once its caller is done
+// with it: after Release neither the reader nor the Data and Raw of any
+// event it returned may be used, and the reader no longer refers to the
+// stream it read. It is called at most once, and is optional (a reader not
+// released is garbage collected).
+func (s *SSEReader) Release() {
+	s.r.Reset(nil)
+	s.raw.Reset()
+	s.data.Reset()
+	if s.raw.Cap() > maxPooledEvent || s.data.Cap() > maxPooledEvent {
+		return
+	}
+	sseReaders.Put(s)
 }
 
 // Buffered reports whether a whole next event has already arrived, so a

@@ -79,3 +79,33 @@ func FuzzSSEReader(f *testing.F) {
 		}
 	})
 }
+
+// TestSSEReaderRelease: a reader given back by Release reads the next
+// stream from its start, nothing of the last one left in it, whether the
+// last one was read to its end or cut mid-event.
+func TestSSEReaderRelease(t *testing.T) {
+	big := "data: " + strings.Repeat("y", 100<<10) + "\n\n" // larger than a pooled event
+	streams := []struct{ in, raw string }{
+		{"data: one\n\ndata: two\n\n", "data: one\n\ndata: two\n\n"},
+		{"data: x\n\nevent: x\ndata: {\"cut\":", "data: x\n\n"},
+		{big, big},
+		{"data: a\r\ndata: b\r\n\r\n: c\n\n", "data: a\r\ndata: b\r\n\r\n: c\n\n"},
+	}
+	for round := 0; round < 3; round++ {
+		for _, s := range streams {
+			r := NewSSEReader(strings.NewReader(s.in))
+			var raw strings.Builder
+			for {
+				ev, err := r.Next()
+				if err != nil {
+					break
+				}
+				raw.Write(ev.Raw)
+			}
+			if raw.String() != s.raw {
+				t.Fatalf("round %d: read %.40q, want %.40q", round, raw.String(), s.raw)
+			}
+			r.Release()
+		}
+	}
+}

@@ -126,6 +126,7 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 	}
 	wire.StartFrom(out, resp.StatusCode, resp.Header, true)
 	rd := wire.NewSSEReader(resp.Body)
+	defer rd.Release() // every event was written out, none is kept
 	var usage routing.Usage
 	done := false
 	for {
