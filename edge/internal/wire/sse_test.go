@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,4 +111,44 @@ func TestSSEReaderRelease(t *testing.T) {
 			r.Release()
 		}
 	}
+}
+
+// sseEvents reads r to its end: each event's fields, and the error that
+// ended it.
+func sseEvents(r *SSEReader) (evs []string, err error) {
+	for len(evs) < 10000 {
+		ev, err := r.Next()
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, fmt.Sprintf("%q %q %q %v", ev.Name, ev.Data, ev.Raw, ev.Comment))
+	}
+	return evs, nil
+}
+
+// FuzzSSEReaderReleased: a reader released after part of one stream, then
+// given another, reads the other exactly as a new reader does.
+func FuzzSSEReaderReleased(f *testing.F) {
+	f.Add("event: x\ndata: y\n\ndata: z", 1, "data: a\r\n\r\n:c\n\n")
+	f.Add("data: "+strings.Repeat("q", 5000)+"\n\n", 0, "data: b\ndata: c\n\n\n")
+	f.Fuzz(func(t *testing.T, first string, nexts int, second string) {
+		r := NewSSEReader(strings.NewReader(first))
+		for range nexts % 4 {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		r.Release()
+		want, wantErr := sseEvents(&SSEReader{r: bufio.NewReaderSize(strings.NewReader(second), 4<<10)})
+		// Released readers come back from the pool, or new ones: either
+		// must read second alike.
+		for range 3 {
+			r = NewSSEReader(strings.NewReader(second))
+			got, err := sseEvents(r)
+			if !slices.Equal(got, want) || err != wantErr {
+				t.Fatalf("after %q: read %q (%v), want %q (%v)", first, got, err, want, wantErr)
+			}
+			r.Release()
+		}
+	})
 }
