@@ -218,6 +218,7 @@ func (o *out) stopKeepAlive() {
 	o.ka = nil
 	o.mu.Unlock()
 	if k.t.Stop() && !ran {
+		k.o.Store(nil) // the pool keeps nothing of this call
 		kaTimers.Put(k)
 	}
 }
