@@ -156,7 +156,7 @@ func (s *SSEReader) Next() (Event, error) {
 		}
 		switch string(field) {
 		case "event":
-			ev.Name = string(value)
+			ev.Name = eventName(value)
 		case "data":
 			if hasData {
 				data.WriteByte('\n')
@@ -165,6 +165,35 @@ func (s *SSEReader) Next() (Event, error) {
 			hasData = true
 		}
 	}
+}
+
+// eventNames holds the event names the providers' streams use, so that
+// an event named one of them gets the name without an allocation of its
+// own (an Anthropic stream names every event).
+var eventNames = func() map[string]string {
+	m := make(map[string]string)
+	for _, n := range []string{
+		// Anthropic Messages (and Bedrock's, relayed as these)
+		"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+		"message_delta", "message_stop", "ping", "error",
+		// OpenAI Responses
+		"response.created", "response.in_progress", "response.completed", "response.failed", "response.incomplete",
+		"response.output_item.added", "response.output_item.done",
+		"response.content_part.added", "response.content_part.done",
+		"response.output_text.delta", "response.output_text.done",
+		"response.function_call_arguments.delta", "response.function_call_arguments.done",
+	} {
+		m[n] = n
+	}
+	return m
+}()
+
+// eventName is b as a string: one of eventNames, else a new string.
+func eventName(b []byte) string {
+	if n, ok := eventNames[string(b)]; ok {
+		return n
+	}
+	return string(b)
 }
 
 func (s *SSEReader) readLine() ([]byte, error) {

@@ -152,3 +152,19 @@ func FuzzSSEReaderReleased(f *testing.F) {
 		}
 	})
 }
+
+// TestSSEEventNames: event names read alike whether or not they are among
+// the known ones, and a known one costs no allocation.
+func TestSSEEventNames(t *testing.T) {
+	for _, name := range []string{"message_start", "response.completed", "ping", "custom", "", "message_start2", "Message_start"} {
+		r := NewSSEReader(strings.NewReader("event: " + name + "\ndata: {}\n\n"))
+		ev, err := r.Next()
+		if err != nil || ev.Name != name {
+			t.Fatalf("%q: read %q %v", name, ev.Name, err)
+		}
+	}
+	b := []byte("content_block_delta")
+	if n := testing.AllocsPerRun(100, func() { _ = eventName(b) }); n != 0 {
+		t.Fatalf("%v allocations for a known name", n)
+	}
+}
