@@ -74,22 +74,25 @@ func (br *bodyReader) read(r *http.Request, rc *http.ResponseController) ([]byte
 	if bp == nil {
 		bp = new([]byte)
 	}
-	buf, err := readAll(http.MaxBytesReader(nil, r.Body, br.max), (*bp)[:0])
+	buf, err := readAll(r.Body, (*bp)[:0], br.max)
 	var body []byte
 	if err == nil {
 		body = slices.Clone(buf)
 		if body == nil {
 			body = []byte{}
 		}
+		// Read to its end, the body is closed now rather than when the
+		// handler returns: net/http then has nothing left to discard when
+		// a stream's headers go out mid-handler (no reader made for it).
+		_ = r.Body.Close()
 	}
 	if cap(buf) <= maxPooledBody {
 		*bp = buf[:0]
 		br.bufs.Put(bp)
 	}
 	if err != nil {
-		var mbe *http.MaxBytesError
 		switch {
-		case errors.As(err, &mbe):
+		case errors.Is(err, errBodyTooLarge):
 			return nil, tooLarge()
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return nil, &routing.Error{Status: http.StatusRequestTimeout, Code: routing.CodeInvalidRequest,
@@ -119,17 +122,32 @@ func tooLarge() *routing.Error {
 		Message: "request body is larger than the gateway accepts"}
 }
 
+// errBodyTooLarge is readAll's error for a body longer than its max.
+var errBodyTooLarge = errors.New("request body too large")
+
 // readAll appends what r yields to buf until io.EOF. Unlike a buffer sized
 // from a declared length, buf grows only when it is full, by at least
 // minBodyRead and otherwise as append grows slices (about doubling), so its
 // capacity stays within about twice the bytes received plus minBodyRead.
-func readAll(r io.Reader, buf []byte) ([]byte, error) {
+// As through http.MaxBytesReader, it reads at most limit+1 bytes in all
+// (no read asks for more), and a body longer than limit (a limit below 0
+// counts as 0) is errBodyTooLarge.
+func readAll(r io.Reader, buf []byte, limit int64) ([]byte, error) {
+	limit = max(limit, 0)
+	start := len(buf)
 	for {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, minBodyRead)
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		room := buf[len(buf):cap(buf)]
+		if left := limit - int64(len(buf)-start); int64(len(room))-1 > left {
+			room = room[:left+1] // enough to see the body go past limit
+		}
+		n, err := r.Read(room)
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)-start) > limit {
+			return buf[:start+int(limit)], errBodyTooLarge
+		}
 		if err == io.EOF {
 			return buf, nil
 		}

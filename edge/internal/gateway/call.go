@@ -471,7 +471,7 @@ func (c *callRun) tryAttempt(m *routing.Member, idx int, job jobMemory, span tra
 	pol := netguard.PolicyFor(m.Record.Managed, m.Record.Internal)
 	actx, acancel, timer := c.attemptContext(pol)
 	defer acancel()
-	defer timer.Stop()
+	defer timer.release()
 	ureq, err := ad.Build(actx, c.request, m, m.UpstreamModel(call.Model()))
 	if err != nil {
 		msg := "request body cannot be sent to the provider"
@@ -608,7 +608,7 @@ func upstreamBody(r *http.Request, m *routing.Member) []byte {
 // at the attempt deadline instead when that comes first (R-FAIL-9; 0
 // disables it), and it is set back to the call deadline when they came in
 // time, for the answer's body.
-func (c *callRun) roundTrip(timer *time.Timer, cancel context.CancelFunc, req *http.Request, deadline time.Duration) (*http.Response, bool, error) {
+func (c *callRun) roundTrip(timer *attemptTimer, cancel context.CancelFunc, req *http.Request, deadline time.Duration) (*http.Response, bool, error) {
 	armed := deadline > 0 && deadline < time.Until(c.call.Deadline) && timer.Stop()
 	if armed {
 		timer.Reset(deadline)

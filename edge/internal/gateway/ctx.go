@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"weir.dev/edge/internal/netguard"
@@ -58,20 +60,73 @@ func (d *detached) Value(key any) any        { return d.parent.Value(key) }
 
 // attemptContext returns attempt's context under policy pol: cancelled when
 // the caller goes away, at the call deadline (by the timer it returns,
-// which the caller stops when the attempt ends), or by cancel.
-func (c *callRun) attemptContext(pol netguard.Policy) (context.Context, context.CancelFunc, *time.Timer) {
+// which the caller releases when the attempt ends), or by cancel.
+func (c *callRun) attemptContext(pol netguard.Policy) (context.Context, context.CancelFunc, *attemptTimer) {
 	if int(pol) >= len(c.attemptParents) {
 		p := &attemptParent{parent: c.req.Context(), deadline: c.call.Deadline, policy: pol}
 		actx, cancel := context.WithCancel(p)
-		return actx, cancel, time.AfterFunc(time.Until(c.call.Deadline), cancel)
+		return actx, cancel, newAttemptTimer(time.Until(c.call.Deadline), cancel)
 	}
 	p := &c.attemptParents[pol]
 	if p.parent == nil {
 		*p = attemptParent{parent: c.req.Context(), deadline: c.call.Deadline, policy: pol}
 	}
 	actx, cancel := context.WithCancel(p)
-	return actx, cancel, time.AfterFunc(time.Until(c.call.Deadline), cancel)
+	return actx, cancel, newAttemptTimer(time.Until(c.call.Deadline), cancel)
 }
+
+// attemptTimer is an attempt's deadline timer: time.AfterFunc running the
+// attempt's cancel. Stop and Reset are time.Timer's, and Reset follows
+// only a Stop that returned true (the function did not run). Most attempts
+// end long before their deadline: release then gives the timer back to
+// attemptTimers, and the next attempt re-arms it instead of making a timer
+// (and its function) of its own.
+type attemptTimer struct {
+	t *time.Timer
+	// cancel is the context.CancelFunc the timer runs, set before each
+	// arming: atomic because the timer's function reads it on a goroutine
+	// of its own.
+	cancel atomic.Value
+}
+
+// attemptTimers holds released attempt timers (*attemptTimer), stopped,
+// whose function never ran.
+var attemptTimers sync.Pool
+
+// newAttemptTimer arms a timer that runs cancel after d.
+func newAttemptTimer(d time.Duration, cancel context.CancelFunc) *attemptTimer {
+	a, _ := attemptTimers.Get().(*attemptTimer)
+	if a == nil {
+		a = new(attemptTimer)
+		a.cancel.Store(cancel)
+		a.t = time.AfterFunc(d, a.fire)
+		return a
+	}
+	a.cancel.Store(cancel)
+	a.t.Reset(d)
+	return a
+}
+
+func (a *attemptTimer) fire() { a.cancel.Load().(context.CancelFunc)() }
+
+// Stop is time.Timer's Stop.
+func (a *attemptTimer) Stop() bool { return a.t.Stop() }
+
+// Reset is time.Timer's Reset, after a Stop that returned true.
+func (a *attemptTimer) Reset(d time.Duration) { a.t.Reset(d) }
+
+// release stops the timer when the attempt ends; a is not used after. When
+// Stop reports the timer still armed, its function has never run: every
+// Reset came after a Stop that found it armed. No goroutine can then hold
+// it, and it goes back to attemptTimers, keeping no cancel of this attempt.
+func (a *attemptTimer) release() {
+	if a.t.Stop() {
+		a.cancel.Store(context.CancelFunc(noCancel))
+		attemptTimers.Put(a)
+	}
+}
+
+func noCancel() {}
 
 // callErr is what a context of the call with its deadline would report:
 // context.Canceled once the caller went away, context.DeadlineExceeded

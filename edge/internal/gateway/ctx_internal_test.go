@@ -76,7 +76,7 @@ func TestAttemptContextCancellation(t *testing.T) {
 					defer cancel()
 					actx, acancel, timer := c.attemptContext(netguard.PolicyTenant)
 					defer acancel()
-					defer timer.Stop()
+					defer timer.release()
 					tctx, tcancel := context.WithCancelCause(actx) // the transport's
 					defer tcancel(nil)
 					switch how {
@@ -119,7 +119,8 @@ func TestAttemptContextCancellation(t *testing.T) {
 }
 
 // TestAttemptContextAllocations: an attempt's contexts cost the
-// context.WithCancel and the timer, not a context per layer.
+// context.WithCancel and at most the timer (a released one is reused), not
+// a context per layer.
 func TestAttemptContextAllocations(t *testing.T) {
 	c, cancel := newCtxRun(time.Now().Add(time.Hour))
 	defer cancel()
@@ -127,7 +128,7 @@ func TestAttemptContextAllocations(t *testing.T) {
 	n := testing.AllocsPerRun(100, func() {
 		actx, acancel, timer := c.attemptContext(netguard.PolicyTrusted)
 		_ = netguard.PolicyFrom(actx)
-		timer.Stop()
+		timer.release()
 		acancel()
 	})
 	if n > 3 {

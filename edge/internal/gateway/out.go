@@ -37,7 +37,7 @@ type out struct {
 	// ka sends the keep-alive comments (keepAlive): its function runs on
 	// a timer, re-armed under mu after each comment, and writes nothing
 	// once kaOff is set (under mu). kaN counts the comments sent.
-	ka      *time.Timer
+	ka      *kaTimer
 	kaOff   bool
 	kaN     int
 	kaStart time.Time
@@ -154,8 +154,36 @@ func (o *out) keepAlive(start time.Time, every time.Duration, now func() time.Ti
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.kaStart, o.kaEvery, o.kaNow = start, every, now
-	o.ka = time.AfterFunc(start.Add(every).Sub(now()), o.keepAliveTick)
+	d := start.Add(every).Sub(now())
+	k, _ := kaTimers.Get().(*kaTimer)
+	if k == nil {
+		k = new(kaTimer)
+		k.o.Store(o)
+		k.t = time.AfterFunc(d, k.tick)
+	} else {
+		k.o.Store(o)
+		k.t.Reset(d)
+	}
+	o.ka = k
 }
+
+// kaTimer is a keep-alive timer and the out it is armed for. Most streams
+// get their upstream headers before the first comment is due, so their
+// timer never fires: stopKeepAlive gives such a timer back to kaTimers, and
+// the next stream re-arms it instead of making a timer (and its function)
+// of its own.
+type kaTimer struct {
+	t *time.Timer
+	// o is the out the timer is armed for, set before each arming: atomic
+	// because a timer's function reads it on a goroutine of its own.
+	o atomic.Pointer[out]
+}
+
+func (k *kaTimer) tick() { k.o.Load().keepAliveTick() }
+
+// kaTimers holds stopped keep-alive timers (*kaTimer) whose function never
+// ran, for reuse.
+var kaTimers sync.Pool
 
 // keepAliveTick writes one keep-alive comment and arms the timer for the
 // next, unless the comments are over.
@@ -173,7 +201,7 @@ func (o *out) keepAliveTick() {
 		return
 	}
 	o.kaN++
-	o.ka.Reset(o.kaStart.Add(time.Duration(o.kaN+1) * o.kaEvery).Sub(o.kaNow()))
+	o.ka.t.Reset(o.kaStart.Add(time.Duration(o.kaN+1) * o.kaEvery).Sub(o.kaNow()))
 }
 
 // waiting writes one ": weir waiting" comment, first sending the 200 SSE
@@ -199,14 +227,26 @@ func (o *out) waiting() bool {
 // stopKeepAlive stops the keep-alive comments; once it returns none is
 // being written (a comment being written holds o.mu), so the caller's side
 // has one writer again.
+//
+// A timer whose function never ran (no comment was due) is given back to
+// kaTimers: Stop reports that the timer was still armed, so its function
+// was not started for this arming, and kaN == 0 that it ran for no earlier
+// one (each run that does not end the comments counts one and re-arms the
+// timer; one that ends them leaves it unarmed, and Stop reports false).
+// No goroutine of this call's comments can then still hold it.
 func (o *out) stopKeepAlive() {
-	if o.ka == nil {
+	if o.ka == nil { // set and cleared on the call's goroutine only
 		return
 	}
 	o.mu.Lock()
 	o.kaOff = true
+	k, ran := o.ka, o.kaN > 0
+	o.ka = nil
 	o.mu.Unlock()
-	o.ka.Stop()
+	if k.t.Stop() && !ran {
+		k.o.Store(nil) // the pool keeps nothing of this call
+		kaTimers.Put(k)
+	}
 }
 
 func (o *out) state() (started, viaKeepAlive, content bool) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // MaxEventSize bounds one Server-Sent Event; a longer event is an error, not
@@ -38,8 +39,36 @@ type SSEReader struct {
 
 // NewSSEReader reads events from r. Its read buffer is small (4 KiB): a
 // long event grows Raw instead, and a thousand open streams stay cheap.
+// The reader may come from those given back by Release.
 func NewSSEReader(r io.Reader) *SSEReader {
+	if s, _ := sseReaders.Get().(*SSEReader); s != nil {
+		s.r.Reset(r)
+		return s
+	}
 	return &SSEReader{r: bufio.NewReaderSize(r, 4<<10)}
+}
+
+// sseReaders holds released readers (*SSEReader), reset, for the next
+// stream: a stream's read buffer and event buffers are not allocated anew.
+var sseReaders sync.Pool
+
+// maxPooledEvent is the largest event buffer a released reader keeps; a
+// reader that read a longer event is left to the garbage collector.
+const maxPooledEvent = 64 << 10
+
+// Release gives the reader back for another stream once its caller is done
+// with it: after Release neither the reader nor the Data and Raw of any
+// event it returned may be used, and the reader no longer refers to the
+// stream it read. It is called at most once, and is optional (a reader not
+// released is garbage collected).
+func (s *SSEReader) Release() {
+	s.r.Reset(nil)
+	s.raw.Reset()
+	s.data.Reset()
+	if s.raw.Cap() > maxPooledEvent || s.data.Cap() > maxPooledEvent {
+		return
+	}
+	sseReaders.Put(s)
 }
 
 // Buffered reports whether a whole next event has already arrived, so a
@@ -127,7 +156,7 @@ func (s *SSEReader) Next() (Event, error) {
 		}
 		switch string(field) {
 		case "event":
-			ev.Name = string(value)
+			ev.Name = eventName(value)
 		case "data":
 			if hasData {
 				data.WriteByte('\n')
@@ -136,6 +165,35 @@ func (s *SSEReader) Next() (Event, error) {
 			hasData = true
 		}
 	}
+}
+
+// eventNames holds the event names the providers' streams use, so that
+// an event named one of them gets the name without an allocation of its
+// own (an Anthropic stream names every event).
+var eventNames = func() map[string]string {
+	m := make(map[string]string)
+	for _, n := range []string{
+		// Anthropic Messages (and Bedrock's, relayed as these)
+		"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+		"message_delta", "message_stop", "ping", "error",
+		// OpenAI Responses
+		"response.created", "response.in_progress", "response.completed", "response.failed", "response.incomplete",
+		"response.output_item.added", "response.output_item.done",
+		"response.content_part.added", "response.content_part.done",
+		"response.output_text.delta", "response.output_text.done",
+		"response.function_call_arguments.delta", "response.function_call_arguments.done",
+	} {
+		m[n] = n
+	}
+	return m
+}()
+
+// eventName is b as a string: one of eventNames, else a new string.
+func eventName(b []byte) string {
+	if n, ok := eventNames[string(b)]; ok {
+		return n
+	}
+	return string(b)
 }
 
 func (s *SSEReader) readLine() ([]byte, error) {

@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,4 +81,90 @@ func FuzzSSEReader(f *testing.F) {
 			t.Fatalf("read %d bytes from %d", total, len(s))
 		}
 	})
+}
+
+// TestSSEReaderRelease: a reader given back by Release reads the next
+// stream from its start, nothing of the last one left in it, whether the
+// last one was read to its end or cut mid-event.
+func TestSSEReaderRelease(t *testing.T) {
+	big := "data: " + strings.Repeat("y", 100<<10) + "\n\n" // larger than a pooled event
+	streams := []struct{ in, raw string }{
+		{"data: one\n\ndata: two\n\n", "data: one\n\ndata: two\n\n"},
+		{"data: x\n\nevent: x\ndata: {\"cut\":", "data: x\n\n"},
+		{big, big},
+		{"data: a\r\ndata: b\r\n\r\n: c\n\n", "data: a\r\ndata: b\r\n\r\n: c\n\n"},
+	}
+	for round := 0; round < 3; round++ {
+		for _, s := range streams {
+			r := NewSSEReader(strings.NewReader(s.in))
+			var raw strings.Builder
+			for {
+				ev, err := r.Next()
+				if err != nil {
+					break
+				}
+				raw.Write(ev.Raw)
+			}
+			if raw.String() != s.raw {
+				t.Fatalf("round %d: read %.40q, want %.40q", round, raw.String(), s.raw)
+			}
+			r.Release()
+		}
+	}
+}
+
+// sseEvents reads r to its end: each event's fields, and the error that
+// ended it.
+func sseEvents(r *SSEReader) (evs []string, err error) {
+	for len(evs) < 10000 {
+		ev, err := r.Next()
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, fmt.Sprintf("%q %q %q %v", ev.Name, ev.Data, ev.Raw, ev.Comment))
+	}
+	return evs, nil
+}
+
+// FuzzSSEReaderReleased: a reader released after part of one stream, then
+// given another, reads the other exactly as a new reader does.
+func FuzzSSEReaderReleased(f *testing.F) {
+	f.Add("event: x\ndata: y\n\ndata: z", 1, "data: a\r\n\r\n:c\n\n")
+	f.Add("data: "+strings.Repeat("q", 5000)+"\n\n", 0, "data: b\ndata: c\n\n\n")
+	f.Fuzz(func(t *testing.T, first string, nexts int, second string) {
+		r := NewSSEReader(strings.NewReader(first))
+		for range nexts % 4 {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		r.Release()
+		want, wantErr := sseEvents(&SSEReader{r: bufio.NewReaderSize(strings.NewReader(second), 4<<10)})
+		// Released readers come back from the pool, or new ones: either
+		// must read second alike.
+		for range 3 {
+			r = NewSSEReader(strings.NewReader(second))
+			got, err := sseEvents(r)
+			if !slices.Equal(got, want) || err != wantErr {
+				t.Fatalf("after %q: read %q (%v), want %q (%v)", first, got, err, want, wantErr)
+			}
+			r.Release()
+		}
+	})
+}
+
+// TestSSEEventNames: event names read alike whether or not they are among
+// the known ones, and a known one costs no allocation.
+func TestSSEEventNames(t *testing.T) {
+	for _, name := range []string{"message_start", "response.completed", "ping", "custom", "", "message_start2", "Message_start"} {
+		r := NewSSEReader(strings.NewReader("event: " + name + "\ndata: {}\n\n"))
+		ev, err := r.Next()
+		if err != nil || ev.Name != name {
+			t.Fatalf("%q: read %q %v", name, ev.Name, err)
+		}
+	}
+	b := []byte("content_block_delta")
+	if n := testing.AllocsPerRun(100, func() { _ = eventName(b) }); n != 0 {
+		t.Fatalf("%v allocations for a known name", n)
+	}
 }

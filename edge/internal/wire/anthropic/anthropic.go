@@ -61,7 +61,9 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 		return wire.RelayBody(resp, out, wire.AnthropicBodyUsage)
 	}
 	wire.StartFrom(out, resp.StatusCode, resp.Header, true)
-	return RelaySSE(wire.NewSSEReader(resp.Body), out)
+	rd := wire.NewSSEReader(resp.Body)
+	defer rd.Release() // every event was written out, none is kept
+	return RelaySSE(rd, out)
 }
 
 // RelaySSE copies Messages stream events to out, flushing each, and folds

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"weir.dev/edge/internal/wire"
 	"weir.dev/routing"
@@ -46,11 +48,47 @@ func URL(base string, ep routing.Endpoint, model, apiVersion string) (string, er
 	if err != nil {
 		return "", err
 	}
-	base = strings.TrimRight(base, "/")
 	if apiVersion == "" {
-		return base + p, nil
+		return rootURL(base, ep, p), nil
 	}
+	base = strings.TrimRight(base, "/")
 	return base + "/deployments/" + url.PathEscape(model) + p + "?api-version=" + url.QueryEscape(apiVersion), nil
+}
+
+// urlKey is a member's base URL and an endpoint below it.
+type urlKey struct {
+	base string
+	ep   routing.Endpoint
+}
+
+// rootURLs memoizes URL for members without an api-version, whose URL
+// depends on the base URL and the endpoint alone: it is read on every
+// attempt and made once per base and endpoint. A stored map is never
+// changed (a new entry stores a copy); it holds at most maxRootURLs
+// entries, past which further URLs are made on each call.
+var rootURLs atomic.Pointer[map[urlKey]string]
+
+const maxRootURLs = 1024
+
+// rootURL is base, less trailing slashes, followed by p, the path of ep.
+func rootURL(base string, ep routing.Endpoint, p string) string {
+	k := urlKey{base, ep}
+	m := rootURLs.Load()
+	var known map[urlKey]string
+	if m != nil {
+		known = *m
+	}
+	if u, ok := known[k]; ok {
+		return u
+	}
+	u := strings.TrimRight(base, "/") + p
+	if len(known) < maxRootURLs {
+		next := make(map[urlKey]string, len(known)+1)
+		maps.Copy(next, known)
+		next[k] = u
+		rootURLs.CompareAndSwap(m, &next) // losing a race only leaves k out
+	}
+	return u
 }
 
 // Build implements wire.Adapter.
@@ -126,6 +164,7 @@ func (Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (rout
 	}
 	wire.StartFrom(out, resp.StatusCode, resp.Header, true)
 	rd := wire.NewSSEReader(resp.Body)
+	defer rd.Release() // every event was written out, none is kept
 	var usage routing.Usage
 	done := false
 	for {

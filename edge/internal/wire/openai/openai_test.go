@@ -2,9 +2,11 @@ package openai
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"weir.dev/edge/internal/wire"
@@ -36,6 +38,37 @@ func TestURL(t *testing.T) {
 	}
 	if _, err := URL("https://x", routing.EndpointMessages, "m", ""); err == nil {
 		t.Fatal("messages endpoint accepted by the openai adapter")
+	}
+}
+
+// TestURLMemo: URLs of members without an api-version are memoized per
+// base and endpoint, made alike every time, concurrently, and with no
+// allocation once known; past maxRootURLs bases they are still right.
+func TestURLMemo(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range maxRootURLs + 50 {
+				base := fmt.Sprintf("http://h%d.example/v1%s", i, strings.Repeat("/", (i+g)%3))
+				for _, ep := range []routing.Endpoint{routing.EndpointChatCompletions, routing.EndpointEmbeddings} {
+					want := strings.TrimRight(base, "/") + map[routing.Endpoint]string{routing.EndpointChatCompletions: "/chat/completions", routing.EndpointEmbeddings: "/embeddings"}[ep]
+					if got, err := URL(base, ep, "m", ""); err != nil || got != want {
+						t.Errorf("URL(%q, %v) = %q %v, want %q", base, ep, got, err, want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(*rootURLs.Load()); n > maxRootURLs {
+		t.Fatalf("%d URLs kept", n)
+	}
+	rootURLs.Store(nil) // room for the URL below
+	if n := testing.AllocsPerRun(100, func() { _, _ = URL("http://h1.example/v1", routing.EndpointChatCompletions, "m", "") }); n != 0 {
+		t.Fatalf("%v allocations for a known URL", n)
 	}
 }
 

@@ -127,6 +127,7 @@ func (a Adapter) Relay(req *wire.Request, resp *http.Response, out wire.Out) (ro
 		err = bedrock.Chunks(resp.Body, func(typ string, data []byte) error { return s.event(typ, data, true) })
 	} else {
 		rd := wire.NewSSEReader(resp.Body)
+		defer rd.Release() // each event was translated as it came, none is kept
 		for err == nil {
 			var ev wire.Event
 			if ev, err = rd.Next(); err == nil {
