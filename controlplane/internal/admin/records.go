@@ -10,6 +10,7 @@ import (
 	"weir.dev/controlplane/internal/recordrow"
 	"weir.dev/db/sqlc"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
+	"weir.dev/routing"
 	"weir.dev/routing/compile"
 )
 
@@ -40,6 +41,9 @@ type endpoint struct {
 	// Secrets the endpoint uses, by field ("key_secret",
 	// "auth.access_key_secret", "auth.client_secret_secret").
 	secrets map[string]secretRef
+	// auth is how the endpoint signs: with google-service-account auth
+	// its key secret holds a service account's JSON key.
+	auth routing.AuthKind
 }
 
 type secretRef struct {
@@ -95,7 +99,7 @@ func (r record) endpoints() []endpoint {
 		e := endpoint{
 			record: r.rec.Name, member: m.Name, off: m.Off, baseURL: m.BaseURL, tokenURL: m.Auth.TokenURL,
 			region: m.Region, retainsData: m.RetainsData, tags: m.Tags,
-			account: compile.DeclaredAccount(cr, cm), secrets: map[string]secretRef{},
+			account: compile.DeclaredAccount(cr, cm), secrets: map[string]secretRef{}, auth: m.Auth.Kind,
 		}
 		for field, name := range map[string]string{
 			"key_secret":                m.KeySecret,
@@ -119,6 +123,12 @@ func (e endpoint) sendHost(field string) (host, port string, ok bool) {
 	if field == "auth.client_secret_secret" {
 		raw = e.tokenURL
 	}
+	return urlHostPort(raw)
+}
+
+// urlHostPort is raw's host and port, the port by scheme when raw names
+// none. ok is false when raw does not parse or has no host.
+func urlHostPort(raw string) (host, port string, ok bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return "", "", false

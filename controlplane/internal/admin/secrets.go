@@ -14,10 +14,12 @@ import (
 
 	"weir.dev/controlplane/internal/admin/apierr"
 	"weir.dev/controlplane/internal/auth"
+	"weir.dev/controlplane/internal/sakey"
 	"weir.dev/controlplane/internal/secretbox"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/sqlc"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
+	"weir.dev/routing"
 )
 
 // Limits of secrets (secrets.proto).
@@ -85,6 +87,14 @@ func (s *SecretService) SetSecret(ctx context.Context, req *connect.Request[admi
 				break
 			}
 		}
+		tokenURL := ""
+		if e, ok := serviceAccountUser(recs, m.GetName()); ok {
+			var problems []string
+			tokenURL, problems = sakey.Check(m.GetValue())
+			for _, pr := range problems {
+				ps.Add("value", apierr.CodeInvalidValue, fmt.Sprintf("member %q of record %q signs with this secret as a Google service account key (google-service-account auth): %s", e.member, e.record, pr))
+			}
+		}
 		if err := ps.Err(); err != nil {
 			return err
 		}
@@ -106,7 +116,7 @@ func (s *SecretService) SetSecret(ctx context.Context, req *connect.Request[admi
 		}); err != nil {
 			return err
 		}
-		warnings = hostMismatches(recs, m.GetName(), hosts)
+		warnings = hostMismatches(recs, m.GetName(), hosts, tokenURL)
 		if err := tx.Changed(ctx, t.ID); err != nil {
 			return err
 		}
@@ -263,11 +273,27 @@ func secretUsers(recs []record, name string) []*adminv1.SecretUse {
 	return out
 }
 
+// serviceAccountUser is the first endpoint of recs that signs with secret
+// name as a service account's key (google-service-account auth).
+func serviceAccountUser(recs []record, name string) (endpoint, bool) {
+	for _, r := range recs {
+		for _, e := range r.endpoints() {
+			if e.auth == routing.AuthGoogleServiceAccount && e.secrets["key_secret"].name == name {
+				return e, true
+			}
+		}
+	}
+	return endpoint{}, false
+}
+
 // hostMismatches warns about each endpoint using the secret whose host the
-// secret's hosts leave out (R-SEC-1).
-func hostMismatches(recs []record, name string, hosts []string) []*adminv1.Warning {
+// secret's hosts leave out (R-SEC-1). A service account's key goes to two
+// hosts: the member's (with the token it buys) and its token endpoint's,
+// tokenURL ("" when the value names none that parses).
+func hostMismatches(recs []record, name string, hosts []string, tokenURL string) []*adminv1.Warning {
 	byRecord := map[string][]string{}
 	var order []string
+	tokenHost, tokenPort, tokenOK := urlHostPort(tokenURL)
 	for _, r := range recs {
 		for _, e := range r.endpoints() {
 			for field, ref := range e.secrets {
@@ -275,7 +301,11 @@ func hostMismatches(recs []record, name string, hosts []string) []*adminv1.Warni
 					continue
 				}
 				h, port, ok := e.sendHost(field)
-				if !ok || boundTo(hosts, h, port) {
+				bound := !ok || boundTo(hosts, h, port)
+				if field == "key_secret" && e.auth == routing.AuthGoogleServiceAccount && tokenOK {
+					bound = bound && boundTo(hosts, tokenHost, tokenPort)
+				}
+				if bound {
 					continue
 				}
 				if _, seen := byRecord[e.record]; !seen {

@@ -85,7 +85,9 @@ func secretCommands() []*command {
 			setup: setupSecretSet,
 			notes: []string{"The value is read from stdin (a final newline is dropped), never from a flag. A SigV4 access-key secret holds " +
 				`ACCESS_KEY_ID:SECRET_ACCESS_KEY (or JSON {"access_key_id","secret_access_key","session_token"}); an OAuth2 client secret ` +
-				"holds the client secret alone. The edge sends a secret only to the hosts it is bound to (R-SEC-1)."}},
+				"holds the client secret alone; a google-service-account (Vertex AI) key secret holds the service account's JSON key file, and is bound " +
+				"to its token_uri's host (oauth2.googleapis.com by default) as well as the member's. Once a record uses the secret, a value " +
+				"that does not fit that use is refused. The edge sends a secret only to the hosts it is bound to (R-SEC-1)."}},
 		{path: "secret list", summary: "list secrets (names, hosts, users; never values)", tenant: tenantOptional,
 			setup: plain((*call).secretList)},
 		{path: "secret delete", args: []string{"NAME"}, summary: "delete a secret no record uses", tenant: tenantOptional,

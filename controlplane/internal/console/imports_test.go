@@ -29,6 +29,8 @@ var allowedImports = map[string]string{
 		"money units, exactly",
 	"weir.dev/controlplane/internal/usageexport": "presentation: the usage export file, the same bytes as " +
 		"`weir usage export` writes from the API's rows",
+	"weir.dev/controlplane/internal/sakey": "the shape of a Google service account key, checked before upload " +
+		"exactly as the admin API checks it once a member signs with the secret (no domain logic)",
 }
 
 // allowedNames restricts what the console's own files use of an allowed

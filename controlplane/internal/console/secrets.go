@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"weir.dev/controlplane/internal/sakey"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/web"
 )
@@ -131,45 +131,28 @@ func (c secretsPage) renderSecrets(w http.ResponseWriter, r *http.Request, s *se
 	c.page(w, r, s, status, "Secrets", "secrets", web.SecretsPage(v))
 }
 
-// serviceAccountKey is what the console checks of a Google service
-// account's JSON key before storing it.
-type serviceAccountKey struct {
-	Type        string `json:"type"`
-	ClientEmail string `json:"client_email"`
-	PrivateKey  string `json:"private_key"`
-	TokenURI    string `json:"token_uri"`
-}
-
 // checkServiceAccountKey returns the problems of a service account key
 // (google-service-account auth, Vertex AI) and of the hosts it is bound
-// to: at most web.MaxServiceAccountKeyBytes of JSON with type
-// "service_account", a client_email and a private_key, a token_uri that
-// is https (default https://oauth2.googleapis.com/token), and that
-// token_uri's host among the hosts (R-SEC-1: the edge sends the signed
-// token request there). Problems never quote the key.
+// to: at most web.MaxServiceAccountKeyBytes of a key sakey.Check
+// accepts, and its token endpoint's host among the hosts (R-SEC-1: the
+// edge sends the signed token request there). The admin API checks the
+// key's shape too once a member uses the secret; the console checks it
+// before the first use. Problems never quote the key.
 func checkServiceAccountKey(value string, hosts []string) web.Problems {
 	var p problemSet
 	if len(value) > web.MaxServiceAccountKeyBytes {
 		p.add("value", fmt.Sprintf("the key is larger than %d bytes", web.MaxServiceAccountKeyBytes))
 		return p.problems()
 	}
-	var k serviceAccountKey
-	if err := json.Unmarshal([]byte(value), &k); err != nil {
-		p.add("value", "not a JSON service account key")
+	tokenURL, problems := sakey.Check(value)
+	for _, pr := range problems {
+		p.add("value", pr)
+	}
+	if tokenURL == "" {
 		return p.problems()
 	}
-	if k.Type != "service_account" || k.ClientEmail == "" || k.PrivateKey == "" {
-		p.add("value", `not a service account key: it needs "type": "service_account", a client_email and a private_key`)
-	}
-	tokenHost := "oauth2.googleapis.com"
-	if k.TokenURI != "" {
-		u, err := url.Parse(k.TokenURI)
-		if err != nil || u.Scheme != "https" || u.Hostname() == "" {
-			p.add("value", "the key's token_uri is not an https URL")
-			return p.problems()
-		}
-		tokenHost = u.Hostname()
-	}
+	u, _ := url.Parse(tokenURL) // ServiceAccountKey parsed it
+	tokenHost := u.Hostname()
 	if !slices.ContainsFunc(hosts, func(h string) bool {
 		host, _, err := net.SplitHostPort(h)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"weir.dev/controlplane/internal/sakey"
 
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
@@ -125,9 +126,9 @@ func warnShared(eps []warnEndpoint, accounts map[string]string, warn warnFunc) {
 }
 
 // GoogleTokenURL is where a Google service account's signed JWT is
-// exchanged for an access token: the token_uri of the keys Google issues.
-// A google-service-account secret must be bound to its host.
-const GoogleTokenURL = "https://oauth2.googleapis.com/token"
+// exchanged for an access token (sakey.GoogleTokenURL). A
+// google-service-account secret must be bound to its host.
+const GoogleTokenURL = sakey.GoogleTokenURL
 
 // warnSecretHosts adds a secret_host_mismatch warning for every endpoint
 // whose signing secret (one of secrets, which maps names to bound hosts)
