@@ -247,19 +247,13 @@ func scanFields(body []byte, f *fields) bool {
 		}
 		seen |= 1 << i
 		if string(v) == "null" {
-			// json.Unmarshal leaves a pointer or slice member nil, and a
-			// json.RawMessage holds the null (which isSet reads as unset).
 			switch bodyFieldNames[i] {
-			case "metadata":
-				f.metadata = v
-			case "response_format":
-				f.responseFormat = v
-			case "text":
-				f.text = v
-			case "audio":
-				f.audio = v
+			case "metadata", "response_format", "text", "audio":
+				// A json.RawMessage holds the null (isSet reads it as
+				// unset): assigned below like any value.
+			default:
+				return nil // json.Unmarshal leaves the member as it was
 			}
-			return nil
 		}
 		switch bodyFieldNames[i] {
 		case "model":
