@@ -16,7 +16,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -117,6 +119,16 @@ func (p *Provider) Close(ctx context.Context) error {
 		return nil
 	}
 	return p.sdk.Shutdown(ctx)
+}
+
+// CloseLogged is Close within timeout, for a process's last step: a
+// failure to flush is logged, since nothing else is left to report it to.
+func (p *Provider) CloseLogged(timeout time.Duration, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		log.Error("flushing traces", "err", err)
+	}
 }
 
 // Propagator is how trace context crosses process boundaries: W3C Trace

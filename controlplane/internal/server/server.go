@@ -300,15 +300,9 @@ func Run(ctx context.Context, cfg Config, getenv func(string) string, log *slog.
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Last, once the server and the distribution stopped: their
-		// spans are flushed.
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := traces.Close(fctx); err != nil {
-			log.Error("flushing traces", "err", err)
-		}
-	}()
+	// Last, once the server and the distribution stopped: their spans
+	// are flushed.
+	defer traces.CloseLogged(5*time.Second, log)
 	var tracer trace.Tracer
 	if traces.Enabled() {
 		log.Info("tracing admin RPCs and usage ingest over OTLP (OTEL_* environment)")

@@ -243,14 +243,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout i
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Last, after the calls have ended: their spans are flushed.
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := traces.Close(fctx); err != nil {
-			log.Error("flushing traces", "err", err)
-		}
-	}()
+	defer traces.CloseLogged(5*time.Second, log) // last, after the calls have ended: their spans are flushed
 	if traces.Enabled() {
 		log.Info("tracing calls over OTLP (OTEL_* environment)")
 	}
