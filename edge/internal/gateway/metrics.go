@@ -40,52 +40,51 @@ type Metrics struct {
 	// durations caches RequestDuration's children for the statuses
 	// statusLabel names without formatting (DurationFor).
 	durations [8][len(commonStatuses)]atomic.Pointer[prometheus.Observer]
-	// children caches UpstreamDur's and PoolEvents' children by their
-	// labels (Upstream, Event). It holds as many entries as the vectors
-	// themselves, which also keep every child they made.
-	childMu  sync.RWMutex
-	upstream map[[2]string]prometheus.Observer
-	events   map[[3]string]prometheus.Counter
+	// upstream and events cache UpstreamDur's and PoolEvents' children
+	// by their labels (Upstream, Event). They hold as many entries as the
+	// vectors themselves, which also keep every child they made.
+	upstream labelCache[[2]string, prometheus.Observer]
+	events   labelCache[[3]string, prometheus.Counter]
 }
 
 // Upstream is UpstreamDur's observer for member of record, found without
 // the vector's label hashing once made.
 func (m *Metrics) Upstream(record, member string) prometheus.Observer {
-	k := [2]string{record, member}
-	m.childMu.RLock()
-	o, ok := m.upstream[k]
-	m.childMu.RUnlock()
-	if ok {
-		return o
-	}
-	o = m.UpstreamDur.WithLabelValues(record, member)
-	m.childMu.Lock()
-	if m.upstream == nil {
-		m.upstream = make(map[[2]string]prometheus.Observer)
-	}
-	m.upstream[k] = o
-	m.childMu.Unlock()
-	return o
+	return m.upstream.get([2]string{record, member}, func() prometheus.Observer {
+		return m.UpstreamDur.WithLabelValues(record, member)
+	})
 }
 
 // Event is PoolEvents' counter of event ev of member of record, found
 // without the vector's label hashing once made.
 func (m *Metrics) Event(record, member, ev string) prometheus.Counter {
-	k := [3]string{record, member, ev}
-	m.childMu.RLock()
-	c, ok := m.events[k]
-	m.childMu.RUnlock()
+	return m.events.get([3]string{record, member, ev}, func() prometheus.Counter {
+		return m.PoolEvents.WithLabelValues(record, member, ev)
+	})
+}
+
+// labelCache maps label values to a vector's child, made by the vector
+// the first time they are asked for.
+type labelCache[K comparable, V any] struct {
+	mu sync.RWMutex
+	m  map[K]V
+}
+
+func (c *labelCache[K, V]) get(k K, make func() V) V {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
 	if ok {
-		return c
+		return v
 	}
-	c = m.PoolEvents.WithLabelValues(record, member, ev)
-	m.childMu.Lock()
-	if m.events == nil {
-		m.events = make(map[[3]string]prometheus.Counter)
+	v = make()
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[K]V{}
 	}
-	m.events[k] = c
-	m.childMu.Unlock()
-	return c
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
 }
 
 // commonStatuses are the statuses whose RequestDuration children are
