@@ -70,16 +70,7 @@ func TestTranslatedOpenAISDKToGeminiMember(t *testing.T) {
 	t.Run("R-FMT-2 streamed with usage", func(t *testing.T) {
 		p := params
 		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-		stream := client.Chat.Completions.NewStreaming(ctx, p)
-		var acc openai.ChatCompletionAccumulator
-		n := 0
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-			n++
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatal(err)
-		}
+		acc, n := accumulate(t, client.Chat.Completions.NewStreaming(ctx, p))
 		if n < 3 || acc.Choices[0].Message.Content == "" || acc.Usage.CompletionTokens == 0 || acc.Choices[0].FinishReason != "stop" {
 			t.Fatalf("%d chunks, %+v", n, acc.ChatCompletion)
 		}

@@ -11,12 +11,30 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"weir.dev/edge/internal/fakeprovider"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 )
 
 // The official SDKs are the callers Weir must serve unchanged.
+
+// accumulate reads a streamed Chat Completions answer whole with the SDK's
+// accumulator, failing the test on a stream error; it returns the answer
+// and the number of chunks.
+func accumulate(t *testing.T, stream *ssestream.Stream[openai.ChatCompletionChunk]) (openai.ChatCompletionAccumulator, int) {
+	t.Helper()
+	var acc openai.ChatCompletionAccumulator
+	n := 0
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+		n++
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return acc, n
+}
 
 func TestOpenAISDK(t *testing.T) {
 	t.Parallel()
@@ -37,16 +55,7 @@ func TestOpenAISDK(t *testing.T) {
 		}
 	})
 	t.Run("streaming", func(t *testing.T) {
-		stream := client.Chat.Completions.NewStreaming(ctx, params)
-		var acc openai.ChatCompletionAccumulator
-		n := 0
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-			n++
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatal(err)
-		}
+		acc, n := accumulate(t, client.Chat.Completions.NewStreaming(ctx, params))
 		if n < 2 || acc.Choices[0].Message.Content == "" {
 			t.Fatalf("%d chunks, content %q", n, acc.Choices[0].Message.Content)
 		}

@@ -94,16 +94,7 @@ func TestTranslatedOpenAISDKToAnthropicMember(t *testing.T) {
 	t.Run("R-FMT-2 streamed with usage", func(t *testing.T) {
 		p := params
 		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-		stream := client.Chat.Completions.NewStreaming(ctx, p)
-		var acc openai.ChatCompletionAccumulator
-		n := 0
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-			n++
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatal(err)
-		}
+		acc, n := accumulate(t, client.Chat.Completions.NewStreaming(ctx, p))
 		if n < 3 || acc.Choices[0].Message.Content == "" || acc.Usage.CompletionTokens == 0 || acc.Choices[0].FinishReason != "stop" {
 			t.Fatalf("%d chunks, %+v", n, acc.ChatCompletion)
 		}
@@ -304,14 +295,7 @@ func TestTranslatedToolRoundTrip(t *testing.T) {
 	}
 
 	t.Run("streamed tool call", func(t *testing.T) {
-		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "claude-x", Messages: msgs, Tools: tools})
-		var acc openai.ChatCompletionAccumulator
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatal(err)
-		}
+		acc, _ := accumulate(t, client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "claude-x", Messages: msgs, Tools: tools}))
 		tc := acc.Choices[0].Message.ToolCalls
 		if acc.Choices[0].FinishReason != "tool_calls" || len(tc) != 1 || tc[0].ID != "toolu_01" || tc[0].Function.Arguments != `{"city":"Oslo"}` {
 			t.Fatalf("accumulated %+v", acc.Choices[0])
