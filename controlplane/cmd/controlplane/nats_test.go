@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,26 +15,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"weir.dev/db/pgtest"
+	"weir.dev/listen/logflags/logtest"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader in two
-// goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // holdDefaultNATSPort makes sure 127.0.0.1:4222 is in use while the test
 // runs: by a listener of its own, or by whatever already holds it.
@@ -58,14 +39,14 @@ func holdDefaultNATSPort(t *testing.T) {
 func TestDevNATSDefaultPortTaken(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	holdDefaultNATSPort(t)
-	if code := run(context.Background(), []string{"migrate"}, env(map[string]string{"DATABASE_URL": dsn}), &strings.Builder{}, &lockedBuffer{}); code != exitOK {
+	if code := run(context.Background(), []string{"migrate"}, env(map[string]string{"DATABASE_URL": dsn}), &strings.Builder{}, &logtest.Buffer{}); code != exitOK {
 		t.Fatalf("migrate = %d", code)
 	}
 
 	t.Run("default address", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var stdout, stderr lockedBuffer
+		var stdout, stderr logtest.Buffer
 		done := make(chan int, 1)
 		varDir := t.TempDir()
 		go func() {
@@ -124,7 +105,7 @@ func TestDevNATSDefaultPortTaken(t *testing.T) {
 			for k, v := range tc.env {
 				e[k] = v
 			}
-			var stdout, stderr lockedBuffer
+			var stdout, stderr logtest.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			code := run(ctx, append([]string{"serve", "--dev", "--var-dir", t.TempDir()}, tc.args...), env(e), &stdout, &stderr)

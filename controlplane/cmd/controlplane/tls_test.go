@@ -11,6 +11,7 @@ import (
 
 	"weir.dev/db/pgtest"
 	"weir.dev/listen/listentest"
+	"weir.dev/listen/logflags/logtest"
 )
 
 // TestServeTLS starts `serve --tls-cert --tls-key` and calls the admin port
@@ -31,7 +32,7 @@ func TestServeTLS(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr lockedBuffer
+	var stderr logtest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--tls-cert", cert, "--tls-key", key}, env(map[string]string{

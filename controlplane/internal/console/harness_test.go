@@ -36,6 +36,7 @@ import (
 	"weir.dev/controlplane/internal/server"
 	"weir.dev/controlplane/internal/store"
 	"weir.dev/db/pgtest"
+	"weir.dev/listen/logflags/logtest"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 )
@@ -59,7 +60,7 @@ type harness struct {
 	// Tokens are the admin tokens by admin name.
 	Tokens map[string]string
 	// Logs is everything the control plane logged.
-	Logs *syncBuffer
+	Logs *logtest.Buffer
 	// Clock is the console's and API's clock; tests may move it.
 	Clock *clock
 	// Handler is the control plane's whole handler (admin API and
@@ -89,7 +90,7 @@ func startHarness(t *testing.T, useTLS bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	clk := &clock{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	stopping := make(chan struct{})
@@ -450,22 +451,4 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.off += d
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"weir.dev/controlplane/internal/throttle"
 	"weir.dev/db/pgtest"
 	"weir.dev/db/sqlc"
+	"weir.dev/listen/logflags/logtest"
 	adminv1 "weir.dev/proto/gen/weir/admin/v1"
 	"weir.dev/proto/gen/weir/admin/v1/adminv1connect"
 )
@@ -41,30 +41,12 @@ const (
 // callers are the roles every authorization test runs as.
 var callers = []string{cluster, tadmA, padmA, costA, noToken, badTok}
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
-
 // recorder is an http.RoundTripper that adds a bearer token and keeps a copy
 // of every response body (for the secret-leak scan).
 type recorder struct {
 	token string
 	rt    http.RoundTripper
-	out   *syncBuffer
+	out   *logtest.Buffer
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -116,8 +98,8 @@ type env struct {
 	t         *testing.T
 	st        *store.Store
 	url       string
-	logs      *syncBuffer
-	responses *syncBuffer
+	logs      *logtest.Buffer
+	responses *logtest.Buffer
 	tokens    map[string]string
 	as        map[string]*clients
 	ids       map[string]pgtype.UUID // tenant name → id
@@ -131,7 +113,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The authorization matrix sends a bad token to every procedure: its
 	// limiter lets every failure through (TestBadTokensAreSlowedPerAddress
@@ -139,7 +121,7 @@ func newEnv(t *testing.T) *env {
 	lim := throttle.New(throttle.Config{Burst: 1 << 20})
 	srv := httptest.NewServer(server.Handler(server.Deps{Store: st, Box: box, Log: log, AuthLimiter: lim}))
 	t.Cleanup(srv.Close)
-	e := &env{t: t, st: st, url: srv.URL, logs: logs, responses: &syncBuffer{},
+	e := &env{t: t, st: st, url: srv.URL, logs: logs, responses: &logtest.Buffer{},
 		tokens: map[string]string{}, as: map[string]*clients{}, ids: map[string]pgtype.UUID{}}
 	root, err := auth.Bootstrap(ctx, st, cluster, false, rand.Reader)
 	if err != nil {

@@ -12,10 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"weir.dev/edge/internal/fakeprovider"
+	"weir.dev/listen/logflags/logtest"
 )
 
 func TestLogFlags(t *testing.T) {
@@ -54,24 +54,6 @@ func TestLogFlags(t *testing.T) {
 	if code := run(context.Background(), []string{"--config", "x.json", "--log-level", "loud"}, func(string) string { return "" }, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), `--log-level "loud"`) {
 		t.Errorf("run with a bad level = %d, %q", code, stderr.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 const (
@@ -158,7 +140,7 @@ func call(t *testing.T, gw, key string, stream bool) (int, string) {
 // logs each attempt with its call id and tenant, and no secret or prompt.
 func TestCallLogJSON(t *testing.T) {
 	t.Parallel()
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	gw, _ := startFailoverEdge(t, logs, func(k string) string { return map[string]string{"WEIR_LOG_LEVEL": "debug"}[k] })
 	status, id := call(t, gw, testCallerKey, false)
 	if status != 200 || id == "" {

@@ -10,30 +10,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/oauth2/google"
+
+	"weir.dev/listen/logflags/logtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the writer goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func noEnv(string) string { return "" }
 
@@ -59,7 +42,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr logtest.Buffer
 	env := func(k string) string {
 		if k == "FAKEPROVIDER_API_KEY" {
 			return "sk-env"
@@ -112,10 +95,10 @@ func TestRunServesUntilCancelled(t *testing.T) {
 
 // startRun runs the command with args until the test ends and returns its
 // base URL and stdout.
-func startRun(t *testing.T, args []string, getenv func(string) string) (string, *syncBuffer) {
+func startRun(t *testing.T, args []string, getenv func(string) string) (string, *logtest.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr logtest.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, args, getenv, &stdout, &stderr) }()
 	t.Cleanup(func() {

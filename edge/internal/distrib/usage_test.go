@@ -1,14 +1,12 @@
 package distrib
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"weir.dev/edge/internal/natstest"
+	"weir.dev/listen/logflags/logtest"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing/natsnames"
 )
@@ -212,7 +211,7 @@ func TestUsageOversizedRecordDeadLettered(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t, func(o *natstest.Options) { o.MaxPayload = 4096 })
 	dir := t.TempDir()
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	te := newTestEdge(t, ns.URL(), "edge-a", dir, func(o *Options) { o.Log = slog.New(slog.NewJSONHandler(logs, nil)) })
 	te.Usage().tenantName = func(id string) string { return map[string]string{testTenant: "acme"}[id] }
 	te.start(t)
@@ -238,22 +237,4 @@ func TestUsageOversizedRecordDeadLettered(t *testing.T) {
 	if !strings.Contains(logs.String(), want) {
 		t.Errorf("log does not hold %s:\n%s", want, logs.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

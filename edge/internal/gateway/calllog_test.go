@@ -8,6 +8,7 @@ import (
 
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/usage"
+	"weir.dev/listen/logflags/logtest"
 )
 
 // logLines decodes a JSON log, one object a line.
@@ -57,7 +58,7 @@ func TestCallLogLines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			logs := &syncBuffer{}
+			logs := &logtest.Buffer{}
 			h := newHarnessOpts(t, harnessOpts{sink: tc.sink, log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: tc.level}))}, pool(t, "a", "b"))
 			h.fakes["a"].Enqueue(fakeprovider.Status(503))
 			res := h.post("/v1/chat/completions", `{"model":"gpt-x","messages":[{"role":"user","content":"hello secret body"}]}`)

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"weir.dev/edge/internal/fakeprovider"
 	"weir.dev/edge/internal/gateway"
 	"weir.dev/edge/internal/wire"
+	"weir.dev/listen/logflags/logtest"
 	configv1 "weir.dev/proto/gen/weir/config/v1"
 	telemetryv1 "weir.dev/proto/gen/weir/telemetry/v1"
 	"weir.dev/routing"
@@ -93,24 +92,6 @@ func (b *countingBudgets) Reserve(t *routing.Table, k *routing.Key, amount routi
 	return func(c routing.Nanos) { b.open.Add(-1); settle(c) }, nil
 }
 
-// syncBuffer is a log destination safe for the gateway's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestPanicRecovered: a panic anywhere in a call (here: in an adapter) is
 // answered 500 weir_internal in the caller's format with x-weir-call-id and
 // x-weir-error (ROUTING.md §6–7), or ends a started stream with an error
@@ -122,7 +103,7 @@ func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
 	at := &atomic.Int32{}
 	budgets := &countingBudgets{LocalBudgets: gateway.NewLocalBudgets()}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	claude := recordSpec{name: "claude", wire: configv1.WireFormat_WIRE_FORMAT_ANTHROPIC, models: []*configv1.Model{chatModel("claude-x")},
 		members: []fakeMember{{name: "primary", fake: newFake(t, fakeprovider.Options{Flavor: fakeprovider.FlavorAnthropic})}}}
 	h := newHarnessOpts(t, harnessOpts{
