@@ -113,7 +113,7 @@ func TestRulesAdmitAndBinding(t *testing.T) {
 			t.Errorf("boundTo(%v, %s:%s) = %v", tc.hosts, tc.host, tc.port, got)
 		}
 	}
-	w := hostMismatches([]record{testRecord()}, "shared", []string{"eu.example.com:443"}, "")
+	w := hostMismatches(testRecord().endpoints(), "shared", []string{"eu.example.com:443"}, "")
 	if len(w) != 1 || !cmp.Equal(w[0].GetMembers(), []string{"eu2"}) {
 		t.Errorf("host mismatches = %v", w)
 	}

@@ -88,7 +88,11 @@ func (s *SecretService) SetSecret(ctx context.Context, req *connect.Request[admi
 			}
 		}
 		tokenURL := ""
-		if e, ok := serviceAccountUser(recs, m.GetName()); ok {
+		var eps []endpoint // every record's endpoints, compiled once
+		for _, r := range recs {
+			eps = append(eps, r.endpoints()...)
+		}
+		if e, ok := serviceAccountUser(eps, m.GetName()); ok {
 			var problems []string
 			tokenURL, problems = sakey.Check(m.GetValue())
 			for _, pr := range problems {
@@ -116,7 +120,7 @@ func (s *SecretService) SetSecret(ctx context.Context, req *connect.Request[admi
 		}); err != nil {
 			return err
 		}
-		warnings = hostMismatches(recs, m.GetName(), hosts, tokenURL)
+		warnings = hostMismatches(eps, m.GetName(), hosts, tokenURL)
 		if err := tx.Changed(ctx, t.ID); err != nil {
 			return err
 		}
@@ -273,14 +277,12 @@ func secretUsers(recs []record, name string) []*adminv1.SecretUse {
 	return out
 }
 
-// serviceAccountUser is the first endpoint of recs that signs with secret
-// name as a service account's key (google-service-account auth).
-func serviceAccountUser(recs []record, name string) (endpoint, bool) {
-	for _, r := range recs {
-		for _, e := range r.endpoints() {
-			if e.auth == routing.AuthGoogleServiceAccount && e.secrets["key_secret"].name == name {
-				return e, true
-			}
+// serviceAccountUser is the first of eps that signs with secret name as a
+// service account's key (google-service-account auth).
+func serviceAccountUser(eps []endpoint, name string) (endpoint, bool) {
+	for _, e := range eps {
+		if e.auth == routing.AuthGoogleServiceAccount && e.secrets["key_secret"].name == name {
+			return e, true
 		}
 	}
 	return endpoint{}, false
@@ -290,29 +292,27 @@ func serviceAccountUser(recs []record, name string) (endpoint, bool) {
 // secret's hosts leave out (R-SEC-1). A service account's key goes to two
 // hosts: the member's (with the token it buys) and its token endpoint's,
 // tokenURL ("" when the value names none that parses).
-func hostMismatches(recs []record, name string, hosts []string, tokenURL string) []*adminv1.Warning {
+func hostMismatches(eps []endpoint, name string, hosts []string, tokenURL string) []*adminv1.Warning {
 	byRecord := map[string][]string{}
 	var order []string
 	tokenHost, tokenPort, tokenOK := urlHostPort(tokenURL)
-	for _, r := range recs {
-		for _, e := range r.endpoints() {
-			for field, ref := range e.secrets {
-				if ref.name != name {
-					continue
-				}
-				h, port, ok := e.sendHost(field)
-				bound := !ok || boundTo(hosts, h, port)
-				if field == "key_secret" && e.auth == routing.AuthGoogleServiceAccount && tokenOK {
-					bound = bound && boundTo(hosts, tokenHost, tokenPort)
-				}
-				if bound {
-					continue
-				}
-				if _, seen := byRecord[e.record]; !seen {
-					order = append(order, e.record)
-				}
-				byRecord[e.record] = append(byRecord[e.record], e.member)
+	for _, e := range eps {
+		for field, ref := range e.secrets {
+			if ref.name != name {
+				continue
 			}
+			h, port, ok := e.sendHost(field)
+			bound := !ok || boundTo(hosts, h, port)
+			if field == "key_secret" && e.auth == routing.AuthGoogleServiceAccount && tokenOK {
+				bound = bound && boundTo(hosts, tokenHost, tokenPort)
+			}
+			if bound {
+				continue
+			}
+			if _, seen := byRecord[e.record]; !seen {
+				order = append(order, e.record)
+			}
+			byRecord[e.record] = append(byRecord[e.record], e.member)
 		}
 	}
 	var out []*adminv1.Warning
